@@ -1,0 +1,85 @@
+// RunSpec: the one description of a training run, shared by the GUI form, the CLI flags and
+// JSON config files. Every front door fills a RunSpec through apply_fields() and checks it with
+// validate(), so the rules and the error wording exist exactly once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ddpdesk {
+
+struct RunSpec {
+  std::string task = "seed";   // seed | fmnist-mlp | fmnist-cnn
+  std::string device = "cpu";  // cpu | cuda
+  int nproc = 1;               // ranks on this machine (monitor / headless only)
+  int batch_size = 4;          // per rank, per micro-step
+  int accum_steps = 1;         // micro-steps per optimizer step
+  int epochs = 1;
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  std::int64_t seed = 0;
+  std::int64_t dataset_size = 0;     // 0 = the task's default (seed: 900, fmnist: 60000)
+  int log_interval = 1;              // optimizer steps between step messages
+  std::string run_dir;               // checkpoints go here; empty = no checkpoints
+  std::string resume;                // run dir or checkpoint file to continue from
+  std::string metrics_file;          // JSONL copy of every wire message this rank sends
+  int checkpoint_every = 0;          // optimizer steps between periodic checkpoints; 0 = off
+  int keep_checkpoints = 3;          // periodic checkpoints kept on disk
+  double collective_timeout = 60.0;  // seconds a collective may wait for a peer
+  std::string name;                  // free text label for the run (monitor only)
+
+  std::int64_t effective_batch() const {
+    return static_cast<std::int64_t>(nproc) * batch_size * accum_steps;
+  }
+  bool is_classification() const { return task != "seed"; }
+  std::int64_t resolved_dataset_size() const;
+};
+
+// One invalid field: which field (JSON key), the offending value as text, and what is allowed.
+struct FieldError {
+  std::string field;
+  std::string value;
+  std::string allowed;
+};
+
+// How a field is spelled to the person who typed it.
+enum class Spelling { Flag, JsonKey };
+std::string field_label(const std::string& key,
+                        Spelling spelling);                        // "--batch-size" / "batch_size"
+std::string format_error(const FieldError& e, Spelling spelling);  // one line, no newline
+
+// Checks ranges and choices. Returns every problem, empty when the spec is good.
+std::vector<FieldError> validate(const RunSpec& spec);
+// The problems of one field only (the GUI shows them next to the field).
+std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& key);
+
+// Applies a JSON object of fields onto `spec`. Values may be JSON numbers/strings/bools or, as
+// the CLI passes them, strings to convert. Unknown keys and unconvertible values are errors.
+std::vector<FieldError> apply_fields(const nlohmann::json& fields, RunSpec& spec);
+
+nlohmann::json to_json(const RunSpec& spec);
+std::string to_json_text(const RunSpec& spec, int indent = 2);
+
+// Parses a complete config text (a JSON object) onto defaults and validates it.
+struct SpecResult {
+  RunSpec spec;
+  std::vector<FieldError> errors;
+  std::string parse_error;  // set when the text is not a JSON object at all
+  bool ok() const { return errors.empty() && parse_error.empty(); }
+};
+SpecResult parse_run_spec(const std::string& json_text);
+
+// Every field key, in display order, with a one-line description (used for --help and docs).
+struct FieldInfo {
+  const char* key;
+  const char* help;
+};
+const std::vector<FieldInfo>& run_spec_fields();
+
+const std::vector<std::string>& known_tasks();
+
+}  // namespace ddpdesk

@@ -1,0 +1,80 @@
+#include "spec_flags.h"
+
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace ddpdesk {
+
+SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
+  app.add_option("--config", config_path_, "JSON run spec; flags given as well override it");
+  for (const auto& f : run_spec_fields()) {
+    const std::string key = f.key;
+    if (key == "nproc" && !with_nproc) continue;
+    // Values are taken as text and converted by the shared RunSpec rules, so a bad number gets
+    // the same message from a flag as from a config file or the GUI.
+    options_[key] = app.add_option(field_label(key, Spelling::Flag), values_[key], f.help);
+  }
+}
+
+std::vector<std::string> SpecFlags::build(RunSpec& out) const {
+  std::vector<std::string> problems;
+  RunSpec spec;
+  std::set<std::string> from_flags;
+  if (!config_path_.empty()) {
+    std::ifstream in(config_path_);
+    if (!in) {
+      problems.push_back("cannot read --config '" + config_path_ + "'");
+      return problems;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      problems.push_back("invalid --config '" + config_path_ +
+                         "': must be a JSON object of run spec fields");
+      return problems;
+    }
+    for (const auto& e : apply_fields(j, spec))
+      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path_ + ")");
+  }
+  nlohmann::json given = nlohmann::json::object();
+  for (const auto& [key, opt] : options_) {
+    if (opt->count() == 0) continue;
+    given[key] = values_.at(key);
+    from_flags.insert(key);
+  }
+  for (const auto& e : apply_fields(given, spec))
+    problems.push_back(format_error(e, Spelling::Flag));
+  if (!problems.empty()) return problems;
+  for (const auto& e : validate(spec)) {
+    if (from_flags.count(e.field) || config_path_.empty())
+      problems.push_back(format_error(e, Spelling::Flag));
+    else
+      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path_ + ")");
+  }
+  if (problems.empty()) out = spec;
+  return problems;
+}
+
+int parse_cli(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    for (auto& c : what)
+      if (c == '\n') c = ' ';
+    std::cerr << app.get_name() << ": " << what << "\n";
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace ddpdesk

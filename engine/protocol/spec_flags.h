@@ -1,0 +1,34 @@
+// Binds every RunSpec field to a CLI11 flag (--batch-size, --accum-steps, ...) plus --config, and
+// builds the RunSpec from "config file, then flags given on the command line". Used by both
+// ddpdesk-worker and ddpdesk --headless so the flags and their errors are identical.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "run_spec.h"
+
+namespace ddpdesk {
+
+class SpecFlags {
+ public:
+  // with_nproc: whether --nproc is offered (the worker takes its world from the environment).
+  SpecFlags(CLI::App& app, bool with_nproc);
+
+  // Call after app.parse(). Fills `out`; returns one formatted line per problem (empty = ok).
+  std::vector<std::string> build(RunSpec& out) const;
+
+ private:
+  std::map<std::string, std::string> values_;  // json key -> raw flag text
+  std::map<std::string, CLI::Option*> options_;
+  std::string config_path_;
+};
+
+// Runs app.parse() with ddpdesk's error policy: --help prints and returns 0; any parse problem
+// prints one line "<prog>: <what>" to stderr and returns 2. Returns -1 when parsing succeeded.
+int parse_cli(CLI::App& app, int argc, char** argv);
+
+}  // namespace ddpdesk

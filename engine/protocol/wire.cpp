@@ -1,0 +1,191 @@
+#include "wire.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace ddpdesk::wire {
+namespace {
+
+using json = nlohmann::json;
+
+json num(double d) {
+  return std::isfinite(d) ? json(d) : json(nullptr);
+}
+
+// Field readers that throw std::runtime_error with the field name, caught by decode().
+struct Reader {
+  const json& j;
+  const json& at(const char* k) const {
+    auto it = j.find(k);
+    if (it == j.end()) throw std::runtime_error(std::string("missing field '") + k + "'");
+    return *it;
+  }
+  std::int64_t integer(const char* k) const {
+    const json& v = at(k);
+    if (!v.is_number_integer()) throw std::runtime_error(std::string("'") + k + "' not an integer");
+    return v.get<std::int64_t>();
+  }
+  int small_int(const char* k) const {
+    std::int64_t v = integer(k);
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      throw std::runtime_error(std::string("'") + k + "' out of range");
+    return static_cast<int>(v);
+  }
+  int rank() const {
+    int r = small_int("rank");
+    if (r < 0) throw std::runtime_error("'rank' negative");
+    return r;
+  }
+  // Numbers may be null: a non-finite value on the sender's side.
+  double real(const char* k) const {
+    const json& v = at(k);
+    if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (!v.is_number()) throw std::runtime_error(std::string("'") + k + "' not a number");
+    return v.get<double>();
+  }
+  double real_or(const char* k, double d) const { return j.contains(k) ? real(k) : d; }
+  std::int64_t integer_or(const char* k, std::int64_t d) const {
+    return j.contains(k) ? integer(k) : d;
+  }
+  std::string text(const char* k) const {
+    const json& v = at(k);
+    if (!v.is_string()) throw std::runtime_error(std::string("'") + k + "' not a string");
+    return v.get<std::string>();
+  }
+  std::string text_or(const char* k) const { return j.contains(k) ? text(k) : std::string(); }
+};
+
+struct Encoder {
+  json operator()(const Hello& m) const {
+    return {{"type", "hello"},  {"v", m.v},     {"token", m.token}, {"rank", m.rank},
+            {"world", m.world}, {"pid", m.pid}, {"host", m.host},   {"device", m.device}};
+  }
+  json operator()(const Step& m) const {
+    return {{"type", "step"},       {"rank", m.rank},
+            {"epoch", m.epoch},     {"step", m.step},
+            {"loss", num(m.loss)},  {"global_loss", num(m.global_loss)},
+            {"samples", m.samples}, {"lr", num(m.lr)},
+            {"time", num(m.time)},  {"samples_per_s", num(m.samples_per_s)}};
+  }
+  json operator()(const Eval& m) const {
+    json j = {{"type", "eval"},      {"rank", m.rank},       {"epoch", m.epoch},   {"step", m.step},
+              {"loss", num(m.loss)}, {"samples", m.samples}, {"time", num(m.time)}};
+    if (m.accuracy) j["accuracy"] = num(*m.accuracy);
+    return j;
+  }
+  json operator()(const Event& m) const {
+    json j = {{"type", "event"},  {"rank", m.rank}, {"event", m.event},
+              {"epoch", m.epoch}, {"step", m.step}, {"time", num(m.time)}};
+    if (!m.path.empty()) j["path"] = m.path;
+    if (!m.detail.empty()) j["detail"] = m.detail;
+    if (m.total_steps) j["total_steps"] = m.total_steps;
+    return j;
+  }
+  json operator()(const Error& m) const {
+    return {{"type", "error"}, {"rank", m.rank}, {"message", m.message}};
+  }
+};
+
+Message decode_object(const json& j) {
+  Reader r{j};
+  const std::string type = r.text("type");
+  if (type == "step") {
+    Step m;
+    m.rank = r.rank();
+    m.epoch = r.small_int("epoch");
+    m.step = r.integer("step");
+    m.loss = r.real("loss");
+    m.global_loss = r.real("global_loss");
+    m.samples = r.integer("samples");
+    m.lr = r.real("lr");
+    m.time = r.real("time");
+    m.samples_per_s = r.real_or("samples_per_s", 0.0);
+    return m;
+  }
+  if (type == "hello") {
+    Hello m;
+    m.v = r.small_int("v");
+    m.token = r.text("token");
+    m.rank = r.rank();
+    m.world = r.small_int("world");
+    m.pid = r.integer("pid");
+    m.host = r.text("host");
+    m.device = r.text("device");
+    if (m.world < 1 || m.rank >= m.world) throw std::runtime_error("rank outside world");
+    return m;
+  }
+  if (type == "eval") {
+    Eval m;
+    m.rank = r.rank();
+    m.epoch = r.small_int("epoch");
+    m.step = r.integer("step");
+    m.loss = r.real("loss");
+    if (j.contains("accuracy")) m.accuracy = r.real("accuracy");
+    m.samples = r.integer_or("samples", 0);
+    m.time = r.real_or("time", 0.0);
+    return m;
+  }
+  if (type == "event") {
+    Event m;
+    m.rank = r.rank();
+    m.event = r.text("event");
+    m.epoch = static_cast<int>(r.integer_or("epoch", 0));
+    m.step = r.integer_or("step", 0);
+    m.path = r.text_or("path");
+    m.detail = r.text_or("detail");
+    m.total_steps = r.integer_or("total_steps", 0);
+    m.time = r.real_or("time", 0.0);
+    return m;
+  }
+  if (type == "error") {
+    Error m;
+    m.rank = r.rank();
+    m.message = r.text("message");
+    return m;
+  }
+  throw std::runtime_error("unknown type '" + type + "'");
+}
+
+}  // namespace
+
+std::string encode(const Message& m) {
+  // Invalid UTF-8 in free text is replaced rather than throwing: telemetry must never fail.
+  return std::visit(Encoder{}, m).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Decoded decode(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  Decoded d;
+  if (line.size() > kMaxLineBytes) {
+    d.error = "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
+    return d;
+  }
+  json j = json::parse(line.begin(), line.end(), nullptr, false);
+  if (j.is_discarded()) {
+    d.error = "not valid JSON";
+    return d;
+  }
+  if (!j.is_object()) {
+    d.error = "not a JSON object";
+    return d;
+  }
+  try {
+    d.message = decode_object(j);
+  } catch (const std::exception& e) {
+    d.error = e.what();
+  }
+  return d;
+}
+
+const char* type_name(const Message& m) {
+  static const char* names[] = {"hello", "step", "eval", "event", "error"};
+  return names[m.index()];
+}
+
+int rank_of(const Message& m) {
+  return std::visit([](const auto& x) { return x.rank; }, m);
+}
+
+}  // namespace ddpdesk::wire

@@ -1,0 +1,82 @@
+// The wire format between a worker rank and the monitor: newline-delimited JSON, one message per
+// line, versioned by the hello message. This codec is the only place that knows the shapes; the
+// worker encodes with it and the monitor decodes with it. See docs/wire-format.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace ddpdesk::wire {
+
+constexpr int kVersion = 1;
+// Longest line a reader has to accept; anything longer is a misbehaving peer.
+constexpr std::size_t kMaxLineBytes = 64 * 1024;
+
+struct Hello {
+  int v = kVersion;
+  std::string token;
+  int rank = 0;
+  int world = 1;
+  std::int64_t pid = 0;
+  std::string host;
+  std::string device;
+};
+
+struct Step {
+  int rank = 0;
+  int epoch = 0;
+  std::int64_t step = 0;     // optimizer steps done since the run began (across resumes)
+  double loss = 0;           // this rank's mean loss over the window
+  double global_loss = 0;    // mean over every rank's samples of the window
+  std::int64_t samples = 0;  // global samples trained so far
+  double lr = 0;
+  double time = 0;           // seconds since the rank started training
+  double samples_per_s = 0;  // global samples/s over the last log interval
+};
+
+struct Eval {
+  int rank = 0;
+  int epoch = 0;
+  std::int64_t step = 0;
+  double loss = 0;
+  std::optional<double> accuracy;  // classification tasks only
+  std::int64_t samples = 0;        // validation samples evaluated (global)
+  double time = 0;
+};
+
+// Events: started | epoch | checkpoint | stopping | finished (and a few more, see the doc).
+struct Event {
+  int rank = 0;
+  std::string event;
+  int epoch = 0;
+  std::int64_t step = 0;
+  std::string path;              // checkpoint path, when there is one
+  std::string detail;            // free text: reason for stopping, resume source, ...
+  std::int64_t total_steps = 0;  // set on "started": optimizer steps the whole run will take
+  double time = 0;
+};
+
+struct Error {
+  int rank = 0;
+  std::string message;
+};
+
+using Message = std::variant<Hello, Step, Eval, Event, Error>;
+
+// One JSON object, no trailing newline. Non-finite numbers are written as null.
+std::string encode(const Message& m);
+
+struct Decoded {
+  std::optional<Message> message;
+  std::string error;  // why the line was rejected, when message is empty
+};
+// Decodes one line (a trailing '\n' or '\r' is ignored). Never throws.
+Decoded decode(std::string_view line);
+
+const char* type_name(const Message& m);
+int rank_of(const Message& m);
+
+}  // namespace ddpdesk::wire

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds ddpdesk into ./build (or $DDPDESK_BUILD_DIR). Extra args go to cmake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${DDPDESK_BUILD_DIR:-build}
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+elif [ $# -gt 0 ]; then
+  cmake "$build_dir" "$@"
+fi
+# LibTorch translation units need ~1.5 GiB each; two at a time fits every machine we target.
+cmake --build "$build_dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"

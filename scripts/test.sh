@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Quick start, second command: installs what is missing, builds, and runs every test via CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+export QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1
+cd "${DDPDESK_BUILD_DIR:-build}"
+ctest --output-on-failure --timeout 600 "$@"

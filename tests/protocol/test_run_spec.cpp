@@ -1,0 +1,80 @@
+// RunSpec: JSON round trip, validation messages and conversion of CLI-style text values.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "run_spec.h"
+
+using namespace ddpdesk;
+
+class TestRunSpec : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void defaultsAreValid() { QVERIFY(validate(RunSpec{}).empty()); }
+
+  void roundTripsThroughJson() {
+    RunSpec s;
+    s.task = "fmnist-cnn";
+    s.nproc = 3;
+    s.batch_size = 17;
+    s.accum_steps = 5;
+    s.lr = 0.0025;
+    s.seed = 1234567890123LL;
+    s.run_dir = "/tmp/x y";
+    SpecResult r = parse_run_spec(to_json_text(s));
+    QVERIFY(r.ok());
+    QCOMPARE(to_json(r.spec), to_json(s));
+    QCOMPARE(r.spec.effective_batch(), qint64(3 * 17 * 5));
+  }
+
+  void convertsTextValues() {
+    RunSpec s;
+    auto errs = apply_fields({{"batch_size", "32"}, {"lr", "1e-4"}, {"task", "fmnist-mlp"}}, s);
+    QVERIFY(errs.empty());
+    QCOMPARE(s.batch_size, 32);
+    QCOMPARE(s.lr, 1e-4);
+    QCOMPARE(s.task, std::string("fmnist-mlp"));
+  }
+
+  void rejectsBadValues_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("zero batch") << R"({"batch_size":0})"
+                                << "invalid batch_size '0': must be an integer from 1 to 65536";
+    QTest::newRow("text batch") << R"({"batch_size":"abc"})"
+                                << "invalid batch_size 'abc': must be an integer";
+    QTest::newRow("fraction") << R"({"accum_steps":2.5})"
+                              << "invalid accum_steps '2.5': must be an integer";
+    QTest::newRow("task") << R"({"task":"resnet"})"
+                          << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn";
+    QTest::newRow("device") << R"({"device":"tpu"})"
+                            << "invalid device 'tpu': must be cpu or cuda";
+    QTest::newRow("lr") << R"({"lr":0})"
+                        << "invalid lr '0.0': must be a number greater than 0 and at most 10";
+    QTest::newRow("unknown") << R"({"bach_size":4})"
+                             << "invalid bach_size '4': is not a run spec field";
+    QTest::newRow("huge int") << R"({"epochs":99999999999})"
+                              << "invalid epochs '99999999999': must be an integer";
+  }
+  void rejectsBadValues() {
+    QFETCH(QString, json);
+    QFETCH(QString, message);
+    SpecResult r = parse_run_spec(json.toStdString());
+    QVERIFY(!r.ok());
+    QCOMPARE(r.errors.size(), size_t(1));
+    QCOMPARE(QString::fromStdString(format_error(r.errors[0], Spelling::JsonKey)), message);
+  }
+
+  void flagSpelling() {
+    QCOMPARE(QString::fromStdString(field_label("accum_steps", Spelling::Flag)),
+             QString("--accum-steps"));
+  }
+
+  void notJson() {
+    QVERIFY(!parse_run_spec("{").parse_error.empty());
+    QVERIFY(!parse_run_spec("[1,2]").parse_error.empty());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRunSpec)
+#include "test_run_spec.moc"
