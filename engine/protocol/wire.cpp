@@ -63,11 +63,11 @@ struct Encoder {
             {"world", m.world}, {"pid", m.pid}, {"host", m.host},   {"device", m.device}};
   }
   json operator()(const Step& m) const {
-    return {{"type", "step"},       {"rank", m.rank},
-            {"epoch", m.epoch},     {"step", m.step},
-            {"loss", num(m.loss)},  {"global_loss", num(m.global_loss)},
-            {"samples", m.samples}, {"lr", num(m.lr)},
-            {"time", num(m.time)},  {"samples_per_s", num(m.samples_per_s)}};
+    json j = {{"type", "step"},       {"rank", m.rank},
+              {"epoch", m.epoch},     {"step", m.step},
+              {"loss", num(m.loss)},  {"global_loss", num(m.global_loss)},
+              {"samples", m.samples}, {"lr", num(m.lr)},
+              {"time", num(m.time)},  {"samples_per_s", num(m.samples_per_s)}};
   }
   json operator()(const Eval& m) const {
     json j = {{"type", "eval"},      {"rank", m.rank},       {"epoch", m.epoch},   {"step", m.step},
@@ -102,6 +102,8 @@ Message decode_object(const json& j) {
     m.lr = r.real("lr");
     m.time = r.real("time");
     m.samples_per_s = r.real_or("samples_per_s", 0.0);
+    m.collectives = r.integer_or("collectives", -1);
+    m.param_hash = r.text_or("param_hash");
     return m;
   }
   if (type == "hello") {
