@@ -35,6 +35,9 @@ struct Step {
   double lr = 0;
   double time = 0;           // seconds since the rank started training
   double samples_per_s = 0;  // global samples/s over the last log interval
+  // Diagnostics, sent only when the worker runs with DDPDESK_DEBUG_STEPS=1 (tests use them):
+  std::int64_t collectives = -1;  // collectives this rank has issued so far
+  std::string param_hash;         // hash of every parameter's bytes after this step
 };
 
 struct Eval {
