@@ -68,6 +68,9 @@ struct Encoder {
               {"loss", num(m.loss)},  {"global_loss", num(m.global_loss)},
               {"samples", m.samples}, {"lr", num(m.lr)},
               {"time", num(m.time)},  {"samples_per_s", num(m.samples_per_s)}};
+    if (m.collectives >= 0) j["collectives"] = m.collectives;
+    if (!m.param_hash.empty()) j["param_hash"] = m.param_hash;
+    return j;
   }
   json operator()(const Eval& m) const {
     json j = {{"type", "eval"},      {"rank", m.rank},       {"epoch", m.epoch},   {"step", m.step},
