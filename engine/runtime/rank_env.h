@@ -1,0 +1,34 @@
+// Where this process sits in the job: read from torchrun's environment contract, else Slurm's,
+// else a single rank. Plain C++ so it is testable without LibTorch.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ddpdesk {
+
+struct RankEnv {
+  int rank = 0;
+  int world = 1;
+  int local_rank = 0;
+  int local_world = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  // torchrun's static rendezvous: its agent already hosts the TCPStore at MASTER_ADDR:PORT and
+  // every rank is a client whose keys live under /worker/attempt_<restart_count>.
+  bool agent_store = false;
+  int restart_count = 0;
+  std::string source = "single";  // torchrun | slurm | single
+};
+
+struct RankEnvResult {
+  std::optional<RankEnv> env;
+  std::string error;  // one line naming the variable and its value
+};
+
+using EnvLookup = std::function<const char*(const char*)>;
+RankEnvResult read_rank_env(const EnvLookup& getenv_fn);
+RankEnvResult read_rank_env();  // from the process environment
+
+}  // namespace ddpdesk

@@ -1,0 +1,58 @@
+// Where a rank's wire messages go: the monitor's Unix socket (DDPDESK_MONITOR), a JSONL file
+// (--metrics-file) and nowhere else. Training never waits for the monitor: socket writes happen
+// on a sender thread fed by a bounded queue, and when the queue is full messages for the socket
+// are dropped (and counted) while the file still receives every one.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "wire.h"
+
+namespace ddpdesk {
+
+class Telemetry {
+ public:
+  struct Options {
+    wire::Hello hello;         // sent first on the socket and written first to the file
+    std::string monitor_path;  // empty: no socket
+    std::string metrics_file;  // empty: no file
+    std::size_t queue_limit = 1 << 16;
+  };
+  // Throws std::runtime_error when the metrics file cannot be opened.
+  explicit Telemetry(Options o);
+  ~Telemetry();
+  Telemetry(const Telemetry&) = delete;
+  Telemetry& operator=(const Telemetry&) = delete;
+
+  void send(const wire::Message& m);
+  // Flushes the file and gives the sender up to `drain_s` seconds to empty its queue.
+  void close(double drain_s = 3.0);
+
+  std::int64_t dropped() const { return dropped_.load(); }
+  bool monitor_connected() const { return connected_.load(); }
+
+ private:
+  void sender_loop();
+  bool write_all(int fd, const std::string& data);
+
+  Options opts_;
+  std::FILE* file_ = nullptr;
+  double last_flush_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  bool closing_ = false;
+  bool busy_ = false;  // the sender is writing a batch it already took off the queue
+  std::atomic<std::int64_t> dropped_{0};
+  std::atomic<bool> connected_{false};
+  std::atomic<int> fd_{-1};
+  std::thread sender_;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,146 @@
+#include "checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+
+namespace fs = std::filesystem;
+
+namespace ddpdesk {
+namespace {
+
+constexpr std::int64_t kFormat = 1;
+
+void fsync_path(const std::string& p, int flags) {
+  int fd = ::open(p.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::int64_t read_int(torch::serialize::InputArchive& ar, const char* key) {
+  c10::IValue v;
+  if (!ar.try_read(key, v) || !v.isInt()) throw std::runtime_error(std::string("missing ") + key);
+  return v.toInt();
+}
+
+}  // namespace
+
+std::string checkpoint_dir(const std::string& run_dir) {
+  return (fs::path(run_dir) / "checkpoints").string();
+}
+
+std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%08lld.pt", static_cast<long long>(step));
+  return (fs::path(checkpoint_dir(run_dir)) / name).string();
+}
+
+void save_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const TrainPosition& pos,
+                     const std::string& spec_json) {
+  torch::serialize::OutputArchive ar;
+  torch::serialize::OutputArchive model_ar, optim_ar;
+  model.save(model_ar);
+  optimizer.save(optim_ar);
+  ar.write("model", model_ar);
+  ar.write("optimizer", optim_ar);
+  ar.write("format", c10::IValue(kFormat));
+  ar.write("epoch", c10::IValue(pos.epoch));
+  ar.write("window", c10::IValue(pos.window));
+  ar.write("step", c10::IValue(pos.step));
+  ar.write("samples", c10::IValue(pos.samples));
+  ar.write("train_seconds", c10::IValue(pos.train_seconds));
+  ar.write("spec", c10::IValue(spec_json));
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    ar.write("rng", gen.get_state());
+  }
+  fs::path final_path(path);
+  fs::create_directories(final_path.parent_path());
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    ar.save_to(tmp);
+  } catch (const std::exception& e) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write checkpoint '" + path + "': " + e.what());
+  }
+  fsync_path(tmp, O_RDONLY);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot move checkpoint into place at '" + path + "'");
+  }
+  fsync_path(final_path.parent_path().string(), O_RDONLY | O_DIRECTORY);
+}
+
+void load_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, TrainPosition& pos) {
+  try {
+    torch::serialize::InputArchive ar;
+    ar.load_from(path);
+    if (read_int(ar, "format") != kFormat) throw std::runtime_error("unknown format");
+    torch::serialize::InputArchive model_ar, optim_ar;
+    ar.read("model", model_ar);
+    ar.read("optimizer", optim_ar);
+    model.load(model_ar);
+    optimizer.load(optim_ar);
+    pos.epoch = read_int(ar, "epoch");
+    pos.window = read_int(ar, "window");
+    pos.step = read_int(ar, "step");
+    pos.samples = read_int(ar, "samples");
+    c10::IValue secs;
+    pos.train_seconds = ar.try_read("train_seconds", secs) && secs.isDouble() ? secs.toDouble() : 0;
+    torch::Tensor rng;
+    ar.read("rng", rng);
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw std::runtime_error("cannot load checkpoint '" + path +
+                             "': " + what.substr(0, what.find('\n')));
+  }
+}
+
+std::vector<std::string> list_checkpoints(const std::string& run_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoint_dir(run_dir), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && e.path().extension() == ".pt")
+      out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());  // zero-padded step numbers sort by step
+  return out;
+}
+
+std::string resolve_checkpoint(const std::string& where) {
+  std::error_code ec;
+  if (fs::is_regular_file(where, ec)) return where;
+  if (!fs::is_directory(where, ec))
+    throw std::runtime_error("invalid --resume '" + where + "': no such run directory or file");
+  auto all = list_checkpoints(where);
+  if (all.empty())
+    throw std::runtime_error("invalid --resume '" + where + "': the run has no checkpoint");
+  return all.back();
+}
+
+void prune_checkpoints(const std::string& run_dir, int keep) {
+  auto all = list_checkpoints(run_dir);
+  for (std::size_t i = 0; i + keep < all.size(); ++i) std::remove(all[i].c_str());
+}
+
+}  // namespace ddpdesk

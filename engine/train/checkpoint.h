@@ -1,0 +1,50 @@
+// Checkpoints: model, optimizer, position in the run and RNG state, written atomically
+// (temporary file, fsync, rename, fsync of the directory) so a crash mid-write never replaces a
+// good checkpoint with a broken one. Files: <run_dir>/checkpoints/step-<8 digits>.pt.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torch {
+namespace nn {
+class Module;
+}
+namespace optim {
+class Optimizer;
+}
+}  // namespace torch
+
+namespace ddpdesk {
+
+// Where training stands; saved with every checkpoint and restored on resume.
+struct TrainPosition {
+  std::int64_t epoch = 0;    // epoch in progress
+  std::int64_t window = 0;   // optimizer steps already taken within that epoch
+  std::int64_t step = 0;     // optimizer steps since the run began
+  std::int64_t samples = 0;  // global training samples since the run began
+  double train_seconds = 0;  // training wall time before this process
+};
+
+std::string checkpoint_dir(const std::string& run_dir);
+std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
+
+void save_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const TrainPosition& pos,
+                     const std::string& spec_json);
+
+// Loads into model/optimizer/pos. Throws std::runtime_error naming the file on any problem.
+void load_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, TrainPosition& pos);
+
+// `where` is a checkpoint file or a run directory; for a directory, the newest checkpoint.
+// Throws std::runtime_error when there is none.
+std::string resolve_checkpoint(const std::string& where);
+
+// Deletes all but the newest `keep` checkpoints in the run directory.
+void prune_checkpoints(const std::string& run_dir, int keep);
+
+std::vector<std::string> list_checkpoints(const std::string& run_dir);  // oldest first
+
+}  // namespace ddpdesk

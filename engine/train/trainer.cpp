@@ -1,0 +1,414 @@
+#include "trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include <torch/cuda.h>
+#include <torch/optim/adam.h>
+#include <torch/utils.h>
+
+#include "checkpoint.h"
+#include "communicator.h"
+#include "dataset.h"
+#include "grad_sync.h"
+#include "models.h"
+#include "sampler.h"
+#include "telemetry.h"
+
+namespace ddpdesk {
+namespace {
+
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string hash_params(const std::vector<torch::Tensor>& params) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over every parameter's bytes
+  for (const auto& p : params) {
+    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
+    auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    for (std::int64_t i = 0, n = c.numel() * c.element_size(); i < n; ++i) {
+      h ^= bytes[i];
+      h *= 1099511628211ULL;
+    }
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+Batch to_device(Batch b, const torch::Device& d) {
+  if (d.is_cpu()) return b;
+  b.input = b.input.to(d, /*non_blocking=*/true);
+  if (b.lengths.defined()) b.lengths = b.lengths.to(d, true);
+  b.target = b.target.to(d, true);
+  return b;
+}
+
+// How an epoch is cut: per-rank samples into micro-batches, micro-batches into windows.
+struct EpochPlan {
+  std::int64_t per_rank = 0;
+  std::int64_t micro = 0;
+  std::int64_t windows = 0;
+};
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainerOptions& o) : o_(o), spec_(o.spec), env_(o.env) {}
+
+  TrainResult run() {
+    setup();
+    return train();
+  }
+
+ private:
+  void setup() {
+    if (spec_.device == "cuda") {
+      if (!torch::cuda::is_available())
+        throw std::invalid_argument(
+            "invalid --device 'cuda': no CUDA GPU is available to this worker");
+      int n = static_cast<int>(torch::cuda::device_count());
+      if (env_.local_rank >= n)
+        throw std::invalid_argument("invalid --device 'cuda': local rank " +
+                                    std::to_string(env_.local_rank) + " needs GPU " +
+                                    std::to_string(env_.local_rank) + " but only " +
+                                    std::to_string(n) + " GPU(s) exist (one GPU per rank)");
+      device_ = torch::Device(torch::kCUDA, env_.local_rank);
+    }
+    const std::int64_t n = spec_.resolved_dataset_size();
+    if (spec_.task == "seed") {
+      train_ = make_seed_dataset(n, spec_.seed);
+      eval_ = make_seed_dataset(std::max<std::int64_t>(1, n / 9), spec_.seed, n);
+      eval_batch_ = 256;
+    } else {
+      const std::string dir = default_fmnist_dir();
+      if (spec_.dataset_size > 60000)
+        throw std::invalid_argument("invalid --dataset-size '" +
+                                    std::to_string(spec_.dataset_size) +
+                                    "': Fashion-MNIST has 60000 training images");
+      train_ = make_fmnist_dataset(dir, "train", spec_.dataset_size);
+      eval_ = make_fmnist_dataset(dir, "t10k");
+      eval_batch_ = 1000;
+    }
+    if (train_->size() < env_.world)
+      throw std::invalid_argument("invalid --dataset-size '" + std::to_string(train_->size()) +
+                                  "': must be at least the world size " +
+                                  std::to_string(env_.world));
+    sampler_.dataset_size = train_->size();
+    sampler_.world = env_.world;
+    sampler_.rank = env_.rank;
+    sampler_.seed = spec_.seed;
+    plan_.per_rank = samples_per_rank(sampler_);
+    plan_.micro = (plan_.per_rank + spec_.batch_size - 1) / spec_.batch_size;
+    plan_.windows = (plan_.micro + spec_.accum_steps - 1) / spec_.accum_steps;
+
+    torch::manual_seed(static_cast<std::uint64_t>(spec_.seed));
+    model_ = make_model(spec_.task);
+    model_->to(device_);
+    params_ = model_->parameters();
+    optimizer_ = std::make_unique<torch::optim::Adam>(
+        params_, torch::optim::AdamOptions(spec_.lr).weight_decay(spec_.weight_decay));
+
+    if (!spec_.resume.empty()) {
+      std::string path;
+      try {
+        path = resolve_checkpoint(spec_.resume);
+        load_checkpoint(path, *model_, *optimizer_, pos_);
+      } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(e.what());  // a bad --resume is bad input
+      }
+      resumed_from_ = path;
+      resumed_samples_ = last_log_samples_ = pos_.samples;
+      last_log_time_ = pos_.train_seconds;
+      if (pos_.epoch > spec_.epochs || (pos_.epoch == spec_.epochs && pos_.window > 0))
+        throw std::invalid_argument("invalid --epochs '" + std::to_string(spec_.epochs) +
+                                    "': the checkpoint is already past it");
+    }
+
+    if (env_.world > 1) {
+      CommOptions co;
+      co.env = env_;
+      co.timeout_s = spec_.collective_timeout;
+      co.cuda_device = device_.is_cuda() ? device_.index() : -1;
+      comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_gloo_communicator(co);
+      broadcast_parameters();
+    }
+    sync_ = std::make_unique<GradSync>(params_, comm_.get());
+  }
+
+  // Rank 0's parameters win, so every rank starts bitwise equal (one collective for all).
+  void broadcast_parameters() {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> flat;
+    for (auto& p : params_) flat.push_back(p.detach().reshape(-1));
+    torch::Tensor all = torch::cat(flat).contiguous();
+    comm_->broadcast(all, 0);
+    std::int64_t off = 0;
+    for (auto& p : params_) {
+      p.detach().copy_(all.narrow(0, off, p.numel()).view(p.sizes()));
+      off += p.numel();
+    }
+  }
+
+  void send(const wire::Message& m) {
+    if (o_.telemetry) o_.telemetry->send(m);
+  }
+  double run_time() const { return pos_.train_seconds + (now_s() - t0_); }
+
+  wire::Event event(const char* name) {
+    wire::Event e;
+    e.rank = env_.rank;
+    e.event = name;
+    e.epoch = static_cast<int>(pos_.epoch);
+    e.step = pos_.step;
+    e.time = run_time();
+    return e;
+  }
+
+  TrainResult train() {
+    t0_ = now_s();
+    const std::int64_t total_steps = plan_.windows * spec_.epochs;
+    auto started = event("started");
+    started.total_steps = total_steps;
+    if (!resumed_from_.empty()) started.detail = "resumed from " + resumed_from_;
+    send(started);
+    for (; pos_.epoch < spec_.epochs; ++pos_.epoch, pos_.window = 0) {
+      auto indices = distributed_indices(sampler_, pos_.epoch);
+      for (; pos_.window < plan_.windows;) {
+        StepOutcome out = train_window(indices);
+        if (out == StepOutcome::NonFinite) {
+          TrainResult r{TrainResult::Failed,
+                        "non-finite loss at step " + std::to_string(pos_.step) + " (epoch " +
+                            std::to_string(pos_.epoch + 1) + "): stopping the run"};
+          return r;
+        }
+        if (out == StepOutcome::Stop) return stop();
+      }
+      evaluate();
+      if (env_.rank == 0) send(event("epoch"));
+    }
+    if (env_.rank == 0 && !spec_.run_dir.empty()) write_checkpoint();
+    send(event("finished"));
+    summary();
+    return {TrainResult::Finished, {}};
+  }
+
+  enum class StepOutcome { Ok, Stop, NonFinite };
+
+  StepOutcome train_window(const std::vector<std::int64_t>& indices) {
+    const std::int64_t B = spec_.batch_size;
+    const std::int64_t m0 = pos_.window * spec_.accum_steps;
+    const std::int64_t m1 = std::min<std::int64_t>(m0 + spec_.accum_steps, plan_.micro);
+    const std::int64_t local_n = std::min(m1 * B, plan_.per_rank) - m0 * B;
+    const std::int64_t global_n = local_n * env_.world;  // every rank's window is the same size
+    const double scale = 1.0 / static_cast<double>(global_n);
+    const double t_window = now_s();
+
+    torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
+    for (std::int64_t m = m0; m < m1; ++m) {
+      auto first = indices.begin() + m * B;
+      auto last = indices.begin() + std::min((m + 1) * B, plan_.per_rank);
+      Batch batch = to_device(train_->batch(std::vector<std::int64_t>(first, last)), device_);
+      torch::Tensor loss = model_->loss_sum(model_->forward(batch), batch);
+      window_loss += loss.detach();
+      const bool boundary = m + 1 == m1;
+      if (boundary) {
+        // Contributions that ride along with the last gradient bucket's allreduce.
+        torch::Tensor extras = sync_->extras();
+        extras[GradSync::kLossSum].copy_(window_loss);
+        extras[GradSync::kStopVotes].fill_(o_.stop_requested && o_.stop_requested->load() ? 1 : 0);
+      }
+      sync_->set_boundary(boundary);
+      (loss * scale).backward();
+    }
+    sync_->finish_window();
+    optimizer_->step();
+
+    ++pos_.window;
+    ++pos_.step;
+    pos_.samples += global_n;
+    // On CUDA, reading values back costs a device sync: do it on log steps only (every rank alike,
+    // so the stop agreement still holds). On CPU it is free, so every step.
+    const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows;
+    const bool check = device_.is_cpu() || log_step;
+    StepOutcome outcome = StepOutcome::Ok;
+    if (check) {
+      torch::Tensor ex = sync_->extras().to(torch::kCPU);
+      const double global_sum = ex[GradSync::kLossSum].item<double>();
+      const double votes = ex[GradSync::kStopVotes].item<double>();
+      if (!std::isfinite(global_sum))
+        outcome = StepOutcome::NonFinite;
+      else if (votes > 0)
+        outcome = StepOutcome::Stop;
+      if (log_step || outcome != StepOutcome::Ok) {
+        wire::Step s;
+        s.rank = env_.rank;
+        s.epoch = static_cast<int>(pos_.epoch);
+        s.step = pos_.step;
+        s.loss = window_loss.item<double>() / static_cast<double>(local_n);
+        s.global_loss = global_sum / static_cast<double>(global_n);
+        s.samples = pos_.samples;
+        s.lr = spec_.lr;
+        s.time = run_time();
+        const double dt = s.time - last_log_time_;
+        s.samples_per_s = dt > 0 ? static_cast<double>(pos_.samples - last_log_samples_) / dt : 0;
+        last_log_time_ = s.time;
+        last_log_samples_ = pos_.samples;
+        if (o_.debug_steps) {
+          s.collectives = comm_ ? comm_->collectives() : 0;
+          s.param_hash = hash_params(params_);
+        }
+        last_global_loss_ = s.global_loss;
+        send(s);
+        progress(s);
+      }
+    }
+    sync_->zero_grads();
+    train_time_ += now_s() - t_window;
+    if (outcome == StepOutcome::Ok && env_.rank == 0 && spec_.checkpoint_every > 0 &&
+        !spec_.run_dir.empty() && pos_.step % spec_.checkpoint_every == 0)
+      write_checkpoint();
+    return outcome;
+  }
+
+  void evaluate() {
+    torch::NoGradGuard no_grad;
+    const double t = now_s();
+    double loss_sum = 0, correct = 0, count = 0;
+    std::vector<std::int64_t> mine;
+    for (std::int64_t i = env_.rank; i < eval_->size(); i += env_.world) mine.push_back(i);
+    for (std::size_t s = 0; s < mine.size(); s += eval_batch_) {
+      auto end = mine.begin() + std::min(mine.size(), s + eval_batch_);
+      Batch b = to_device(eval_->batch(std::vector<std::int64_t>(mine.begin() + s, end)), device_);
+      torch::Tensor out = model_->forward(b);
+      loss_sum += model_->loss_sum(out, b).item<double>();
+      std::int64_t c = model_->correct(out, b);
+      if (c >= 0) correct += static_cast<double>(c);
+      count += static_cast<double>(b.size);
+    }
+    torch::Tensor sums = torch::tensor({loss_sum, correct, count}, torch::kDouble);
+    if (comm_) {
+      sums = sums.to(device_);
+      comm_->allreduce_sum(sums);
+      sums = sums.to(torch::kCPU);
+    }
+    const double n = sums[2].item<double>();
+    last_eval_loss_ = sums[0].item<double>() / n;
+    if (spec_.is_classification()) last_eval_acc_ = sums[1].item<double>() / n;
+    if (env_.rank == 0) {
+      wire::Eval e;
+      e.rank = 0;
+      e.epoch = static_cast<int>(pos_.epoch);
+      e.step = pos_.step;
+      e.loss = last_eval_loss_;
+      if (spec_.is_classification()) e.accuracy = last_eval_acc_;
+      e.samples = static_cast<std::int64_t>(n);
+      e.time = run_time();
+      send(e);
+      std::fprintf(
+          stderr, "ddpdesk-worker[0] eval epoch %lld: loss %.5g%s (%.2fs)\n",
+          static_cast<long long>(pos_.epoch + 1), last_eval_loss_,
+          spec_.is_classification() ? (" accuracy " + std::to_string(last_eval_acc_)).c_str() : "",
+          now_s() - t);
+    }
+  }
+
+  void write_checkpoint() {
+    TrainPosition p = pos_;
+    p.train_seconds = run_time();
+    const std::string path = checkpoint_path(spec_.run_dir, p.step);
+    save_checkpoint(path, *model_, *optimizer_, p, to_json_text(spec_));
+    prune_checkpoints(spec_.run_dir, spec_.keep_checkpoints);
+    auto e = event("checkpoint");
+    e.path = path;
+    send(e);
+  }
+
+  TrainResult stop() {
+    auto e = event("stopping");
+    e.detail = "stop requested; agreed at step " + std::to_string(pos_.step);
+    send(e);
+    if (env_.rank == 0) {
+      if (!spec_.run_dir.empty()) {
+        write_checkpoint();
+      } else {
+        std::fprintf(stderr, "ddpdesk-worker[0] stopping without a checkpoint (no --run-dir)\n");
+      }
+    }
+    send(event("stopped"));
+    std::fprintf(stderr, "ddpdesk-worker[%d] stopped at step %lld\n", env_.rank,
+                 static_cast<long long>(pos_.step));
+    return {TrainResult::Stopped, {}};
+  }
+
+  void progress(const wire::Step& s) {
+    if (env_.rank != 0) return;
+    const double t = now_s();
+    if (t - last_progress_ < 1.0 && pos_.window != plan_.windows) return;
+    last_progress_ = t;
+    std::fprintf(stderr,
+                 "ddpdesk-worker[0] epoch %lld/%d step %lld/%lld loss %.5g global %.5g "
+                 "%.0f samples/s\n",
+                 static_cast<long long>(pos_.epoch + 1), spec_.epochs,
+                 static_cast<long long>(s.step),
+                 static_cast<long long>(plan_.windows * spec_.epochs), s.loss, s.global_loss,
+                 s.samples_per_s);
+  }
+
+  // One machine-readable line on stdout for scripts and benchmarks.
+  void summary() {
+    if (env_.rank != 0) return;
+    const std::int64_t trained = pos_.samples - resumed_samples();
+    std::printf(
+        "ddpdesk-worker task=%s device=%s world=%d batch=%d accum=%d epochs=%d steps=%lld "
+        "train_time=%.3fs samples_per_s=%.1f final_loss=%.6g eval_loss=%.6g",
+        spec_.task.c_str(), spec_.device.c_str(), env_.world, spec_.batch_size, spec_.accum_steps,
+        spec_.epochs, static_cast<long long>(pos_.step), train_time_,
+        train_time_ > 0 ? static_cast<double>(trained) / train_time_ : 0.0, last_global_loss_,
+        last_eval_loss_);
+    if (spec_.is_classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  std::int64_t resumed_samples() const { return resumed_samples_; }
+
+  TrainerOptions o_;
+  RunSpec spec_;
+  RankEnv env_;
+  torch::Device device_{torch::kCPU};
+  std::unique_ptr<Dataset> train_, eval_;
+  std::size_t eval_batch_ = 256;
+  SamplerOptions sampler_;
+  EpochPlan plan_;
+  std::shared_ptr<TaskModel> model_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
+  TrainPosition pos_;
+  std::string resumed_from_;
+  std::int64_t resumed_samples_ = 0;
+  double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
+  std::int64_t last_log_samples_ = 0;
+  double last_global_loss_ = 0, last_eval_loss_ = 0, last_eval_acc_ = 0;
+};
+
+}  // namespace
+
+TrainResult run_training(const TrainerOptions& options) {
+  Trainer t(options);
+  try {
+    return t.run();
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return {TrainResult::Failed, what.substr(0, what.find('\n'))};
+  }
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,165 @@
+#include "worker.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include <torch/cuda.h>
+#include <torch/version.h>
+#include <nlohmann/json.hpp>
+
+#include "communicator.h"
+#include "rank_env.h"
+#include "run_spec.h"
+#include "spec_flags.h"
+#include "telemetry.h"
+#include "trainer.h"
+
+#ifdef DDPDESK_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace ddpdesk {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_stop_signal(int sig) {
+  // The first signal asks for a coordinated stop; a second one means "now".
+  if (g_stop.exchange(true)) _exit(128 + sig);
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+nlohmann::json probe() {
+  nlohmann::json j;
+  j["torch_version"] = TORCH_VERSION;
+  j["gloo"] = gloo_available();
+  j["nccl"] = nccl_available();
+  const bool cuda = torch::cuda::is_available();
+  j["cuda_available"] = cuda;
+  const int n = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
+  j["device_count"] = n;
+  nlohmann::json names = nlohmann::json::array();
+#ifdef DDPDESK_HAVE_CUDA
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) names.push_back(prop.name);
+  }
+#endif
+  j["devices"] = names;
+  return j;
+}
+
+std::string hostname() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+int fail_input(const std::string& line) {
+  std::cerr << "ddpdesk-worker: " << line << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv) {
+  CLI::App app{"ddpdesk-worker: one rank of a ddpdesk data-parallel training run",
+               "ddpdesk-worker"};
+  SpecFlags flags(app, /*with_nproc=*/false);
+  bool want_probe = false;
+  app.add_flag("--probe", want_probe, "print the devices this build can use as JSON and exit");
+  if (int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  if (want_probe) {
+    std::cout << probe().dump() << std::endl;
+    return 0;
+  }
+
+  RunSpec spec;
+  auto problems = flags.build(spec);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "ddpdesk-worker: " << p << "\n";
+    return 2;
+  }
+  RankEnvResult env = read_rank_env();
+  if (!env.env) return fail_input(env.error);
+  if (!spec.run_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(spec.run_dir, ec);
+    const std::string probe_file = spec.run_dir + "/.write-test-" + std::to_string(getpid());
+    std::FILE* f = ec ? nullptr : std::fopen(probe_file.c_str(), "w");
+    if (!f) return fail_input("invalid --run-dir '" + spec.run_dir + "': not a writable directory");
+    std::fclose(f);
+    std::remove(probe_file.c_str());
+  }
+
+  // Started by the monitor: stop gracefully (and checkpoint) if it dies.
+  const char* monitor = std::getenv("DDPDESK_MONITOR");
+  if (monitor && *monitor) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) g_stop = true;  // the monitor died before prctl took effect
+  }
+  install_signal_handlers();
+
+  const RankEnv& e = *env.env;
+  Telemetry::Options topts;
+  topts.hello.token = std::getenv("DDPDESK_TOKEN") ? std::getenv("DDPDESK_TOKEN") : "";
+  topts.hello.rank = e.rank;
+  topts.hello.world = e.world;
+  topts.hello.pid = getpid();
+  topts.hello.host = hostname();
+  topts.hello.device =
+      spec.device == "cuda" ? "cuda:" + std::to_string(e.local_rank) : std::string("cpu");
+  topts.monitor_path = monitor ? monitor : "";
+  topts.metrics_file = spec.metrics_file;
+  std::unique_ptr<Telemetry> telemetry;
+  try {
+    telemetry = std::make_unique<Telemetry>(topts);
+  } catch (const std::exception& ex) {
+    return fail_input(ex.what());
+  }
+
+  TrainerOptions to;
+  to.spec = spec;
+  to.env = e;
+  to.telemetry = telemetry.get();
+  to.stop_requested = &g_stop;
+  const char* debug = std::getenv("DDPDESK_DEBUG_STEPS");
+  to.debug_steps = debug && std::string(debug) == "1";
+
+  int rc = 0;
+  try {
+    TrainResult r = run_training(to);
+    if (r.kind == TrainResult::Failed) {
+      telemetry->send(wire::Error{e.rank, r.message});
+      std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
+      rc = 1;
+    }
+  } catch (const std::invalid_argument& ex) {
+    telemetry->send(wire::Error{e.rank, ex.what()});
+    std::cerr << "ddpdesk-worker: " << ex.what() << "\n";
+    rc = 2;
+  }
+  telemetry->close();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Skip global destructors: a communicator whose peer died can block in teardown, and nothing
+  // is left to flush.
+  _exit(rc);
+}
+
+}  // namespace ddpdesk
