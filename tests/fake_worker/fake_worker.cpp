@@ -1,0 +1,303 @@
+// ddpdesk-fake-worker: a Torch-free stand-in for ddpdesk-worker that follows the same contract, so
+// the monitor can be tested fast and deterministically, including the ways a rank goes wrong.
+//
+// Contract (same as the real worker): `--config <spec.json> --run-dir <dir> [--resume <path>]`,
+// rank and world from RANK / WORLD_SIZE; connects to the Unix socket in DDPDESK_MONITOR and sends
+// hello (with DDPDESK_TOKEN), event started (total_steps), one step per optimizer step, eval and
+// event epoch per epoch, event finished; on SIGTERM/SIGINT: event stopping at the next step
+// boundary, a checkpoint (rank 0), event stopped, exit 0. Failure: an error message, exit 1.
+// Bad input: exit 2. Progress goes to stderr.
+//
+// Scripted by environment variables (all optional):
+//   FAKE_STEPS=20            optimizer steps of the whole run
+//   FAKE_STEP_MS=2           time per step
+//   FAKE_CRASH_STEP=k        fail when reaching step k ...
+//   FAKE_CRASH_RANK=r        ... on rank r only (default 0; -1 = every rank)
+//   FAKE_CRASH_MODE=exit     exit (error message, then FAKE_CRASH_CODE, default 1) | abort | segv
+//   FAKE_HANG_RANK=r         rank r ignores SIGTERM/SIGINT from the start and stops making
+//                            progress at FAKE_HANG_STEP (default 1): only SIGKILL ends it
+//   FAKE_GARBAGE=1           sends two malformed lines with every step
+//   FAKE_OVERSIZE_STEP=k     at step k sends one line longer than wire::kMaxLineBytes
+//   FAKE_TOKEN=x             sends this token instead of DDPDESK_TOKEN
+//   FAKE_SLOW=1              writes every message in small pieces with pauses (partial frames)
+//   FAKE_RANKS=a,b           the FAKE_* behaviours above apply only to these ranks (default all)
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "run_spec.h"
+#include "wire.h"
+
+namespace {
+
+using namespace ddpdesk;
+
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void onStop(int) {
+  g_stop = 1;
+}
+
+long envInt(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtol(v, nullptr, 10) : fallback;
+}
+
+std::string envStr(const char* name, const std::string& fallback = {}) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : fallback;
+}
+
+void sleepMs(long ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// The monitor connection; sending never fails the run (like the real worker's sender).
+class Sink {
+ public:
+  explicit Sink(bool slow) : slow_(slow) {}
+  void connectTo(const std::string& path) {
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path)) return;
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path.c_str());
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      std::fprintf(stderr, "fake-worker: cannot connect to %s: %s\n", path.c_str(),
+                   std::strerror(errno));
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  void send(const wire::Message& m) { raw(wire::encode(m) + "\n"); }
+  void raw(const std::string& bytes) {
+    if (fd_ < 0) return;
+    if (!slow_) {
+      write(bytes.data(), bytes.size());
+      return;
+    }
+    // A few bytes at a time so the reader sees lines cut at arbitrary points.
+    for (std::size_t i = 0; i < bytes.size() && fd_ >= 0; i += 7) {
+      write(bytes.data() + i, std::min<std::size_t>(7, bytes.size() - i));
+      sleepMs(1);
+    }
+  }
+
+ private:
+  void write(const char* p, std::size_t n) {
+    while (n > 0 && fd_ >= 0) {
+      const ssize_t w = ::send(fd_, p, n, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {  // the monitor dropped us or is gone: keep training without it
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+      p += w;
+      n -= std::size_t(w);
+    }
+  }
+  int fd_ = -1;
+  bool slow_;
+};
+
+bool appliesTo(int rank) {
+  const std::string ranks = envStr("FAKE_RANKS");
+  if (ranks.empty()) return true;
+  std::stringstream ss(ranks);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty() && std::atoi(item.c_str()) == rank) return true;
+  return false;
+}
+
+// Resume point: "step N" in the newest checkpoint-N.pt of a directory, or in the given file.
+long readResumeStep(const std::string& path) {
+  std::string file = path;
+  if (DIR* d = ::opendir(path.c_str())) {
+    long best = -1;
+    while (dirent* e = ::readdir(d)) {
+      long n = -1;
+      if (std::sscanf(e->d_name, "checkpoint-%ld.pt", &n) == 1 && n > best) {
+        best = n;
+        file = path + "/" + e->d_name;
+      }
+    }
+    ::closedir(d);
+    if (best < 0) return -1;
+  }
+  std::ifstream in(file);
+  std::string word;
+  long step = -1;
+  if (!(in >> word >> step) || word != "step") return -1;
+  return step;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config, runDir, resume;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : std::string(); };
+    if (a == "--config")
+      config = value();
+    else if (a == "--run-dir")
+      runDir = value();
+    else if (a == "--resume")
+      resume = value();
+    else {
+      std::fprintf(stderr, "fake-worker: unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::ifstream in(config);
+  std::stringstream text;
+  text << in.rdbuf();
+  const SpecResult parsed = parse_run_spec(text.str());
+  if (!in || !parsed.ok()) {
+    std::fprintf(stderr, "fake-worker: invalid --config '%s'\n", config.c_str());
+    return 2;
+  }
+  const RunSpec& spec = parsed.spec;
+  const int rank = int(envInt("RANK", 0));
+  const int world = int(envInt("WORLD_SIZE", 1));
+  const bool scripted = appliesTo(rank);
+  auto script = [&](const char* name, long fallback) {
+    return scripted ? envInt(name, fallback) : fallback;
+  };
+
+  const long hangRank = envInt("FAKE_HANG_RANK", -1);
+  // Ignoring from the start (not only once hung) leaves no race with an early SIGTERM.
+  std::signal(SIGTERM, rank == hangRank ? SIG_IGN : onStop);
+  std::signal(SIGINT, rank == hangRank ? SIG_IGN : onStop);
+
+  const long steps = envInt("FAKE_STEPS", 20);
+  const long stepMs = envInt("FAKE_STEP_MS", 2);
+  const long crashStep = script("FAKE_CRASH_STEP", -1);
+  const long crashRank = envInt("FAKE_CRASH_RANK", 0);
+  const std::string crashMode = envStr("FAKE_CRASH_MODE", "exit");
+  const long hangStep = envInt("FAKE_HANG_STEP", 1);
+  const bool garbage = script("FAKE_GARBAGE", 0) != 0;
+  const long oversizeStep = script("FAKE_OVERSIZE_STEP", -1);
+  const std::string token =
+      scripted ? envStr("FAKE_TOKEN", envStr("DDPDESK_TOKEN")) : envStr("DDPDESK_TOKEN");
+  const long epochs = std::max(1, spec.epochs);
+  const long stepsPerEpoch = std::max(1L, (steps + epochs - 1) / epochs);
+  const std::int64_t globalBatch = std::int64_t(world) * spec.batch_size * spec.accum_steps;
+
+  long step = 0;
+  if (!resume.empty()) {
+    step = readResumeStep(resume);
+    if (step < 0) {
+      std::fprintf(stderr, "fake-worker: no checkpoint to resume from in '%s'\n", resume.c_str());
+      return 2;
+    }
+  }
+
+  std::printf("fake-worker rank %d of %d pid %d\n", rank, world, int(::getpid()));
+  // What the launcher gave us, for the tests of the environment contract.
+  std::printf(
+      "env RANK=%s WORLD_SIZE=%s LOCAL_RANK=%s LOCAL_WORLD_SIZE=%s MASTER_ADDR=%s "
+      "MASTER_PORT=%s OMP_NUM_THREADS=%s\n",
+      envStr("RANK").c_str(), envStr("WORLD_SIZE").c_str(), envStr("LOCAL_RANK").c_str(),
+      envStr("LOCAL_WORLD_SIZE").c_str(), envStr("MASTER_ADDR").c_str(),
+      envStr("MASTER_PORT").c_str(), envStr("OMP_NUM_THREADS").c_str());
+  std::fflush(stdout);
+  Sink sink(script("FAKE_SLOW", 0) != 0);
+  sink.connectTo(envStr("DDPDESK_MONITOR"));
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof host - 1);
+  sink.send(wire::Hello{wire::kVersion, token, rank, world, ::getpid(), host, "cpu"});
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto now = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto event = [&](const char* name, long epoch, long at, const std::string& path = {}) {
+    wire::Event e;
+    e.rank = rank;
+    e.event = name;
+    e.epoch = int(epoch);
+    e.step = at;
+    e.path = path;
+    e.total_steps = std::string(name) == "started" ? steps : 0;
+    e.time = now();
+    sink.send(e);
+  };
+  event("started", step / stepsPerEpoch, step);
+
+  while (step < steps) {
+    if (g_stop) {
+      // The real worker agrees on this boundary with every rank; here each rank stops alone.
+      event("stopping", step / stepsPerEpoch, step);
+      if (rank == 0 && !runDir.empty()) {
+        const std::string path = runDir + "/checkpoint-" + std::to_string(step) + ".pt";
+        std::ofstream(path) << "step " << step << "\n";
+        event("checkpoint", step / stepsPerEpoch, step, path);
+      }
+      event("stopped", step / stepsPerEpoch, step);
+      std::fprintf(stderr, "fake-worker rank %d: stopped at step %ld\n", rank, step);
+      return 0;
+    }
+    const long next = step + 1;
+    if (next == crashStep && (crashRank < 0 || crashRank == rank)) {
+      std::fprintf(stderr, "fake-worker rank %d: simulated failure at step %ld\n", rank, next);
+      if (crashMode == "abort") std::abort();
+      if (crashMode == "segv") std::raise(SIGSEGV);
+      sink.send(wire::Error{rank, "simulated failure at step " + std::to_string(next)});
+      return int(envInt("FAKE_CRASH_CODE", 1));
+    }
+    if (rank == hangRank && next >= hangStep) {
+      std::fprintf(stderr, "fake-worker rank %d: hanging at step %ld\n", rank, next);
+      for (;;) ::pause();
+    }
+    sleepMs(stepMs);
+    step = next;
+    const long epoch = (step - 1) / stepsPerEpoch;
+    wire::Step s;
+    s.rank = rank;
+    s.epoch = int(epoch);
+    s.step = step;
+    s.loss = 1.0 / (1.0 + step) + 0.01 * rank;
+    s.global_loss = 1.0 / (1.0 + step) + 0.005 * (world - 1);
+    s.samples = step * globalBatch;
+    s.lr = spec.lr;
+    s.time = now();
+    s.samples_per_s = s.time > 0 ? double(s.samples) / s.time : 0.0;
+    sink.send(s);
+    std::fprintf(stderr, "fake-worker rank %d: step %ld/%ld loss %.4f\n", rank, step, steps,
+                 s.loss);
+    if (garbage) {
+      sink.raw("this is not json\n");
+      sink.raw("{\"type\":\"step\",\"rank\":" + std::to_string(rank) + "}\n");
+    }
+    if (step == oversizeStep) sink.raw(std::string(wire::kMaxLineBytes + 100, 'x') + "\n");
+    if (step % stepsPerEpoch == 0 || step == steps) {
+      wire::Eval e;
+      e.rank = rank;
+      e.epoch = int(epoch);
+      e.step = step;
+      e.loss = s.global_loss * 1.1;
+      if (spec.is_classification()) e.accuracy = 1.0 - s.global_loss;
+      e.time = now();
+      sink.send(e);
+      event("epoch", epoch, step);
+    }
+  }
+  event("finished", (steps - 1) / stepsPerEpoch, step);
+  std::fprintf(stderr, "fake-worker rank %d: finished\n", rank);
+  return 0;
+}

@@ -1,0 +1,63 @@
+// Helpers shared by the monitor tests: where the fake worker is, and whether a pid is gone.
+#pragma once
+
+#include <sys/types.h>
+#include <QDir>
+#include <QFile>
+#include <QList>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QTest>
+#include <cerrno>
+#include <csignal>
+
+#include "run_spec.h"
+
+namespace ddpdesk::test {
+
+inline QString fakeWorker() {
+  return QStringLiteral(DDPDESK_FAKE_WORKER);
+}
+
+// True when no process with this pid exists any more (reaped, not even a zombie).
+inline bool pidGone(qint64 pid) {
+  if (pid <= 0) return true;
+  return ::kill(pid_t(pid), 0) == -1 && errno == ESRCH;
+}
+
+// Gone, or a zombie nobody has reaped yet: an orphan's reaper (init, or a container's PID 1)
+// is outside the test's control, so this is the check for processes that outlived their parent.
+inline bool notRunning(qint64 pid) {
+  if (pidGone(pid)) return true;
+  QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+  if (!stat.open(QIODevice::ReadOnly)) return true;
+  const QByteArray s = stat.readAll();
+  const int close = s.lastIndexOf(')');
+  return close > 0 && s.size() > close + 2 && s.at(close + 2) == 'Z';
+}
+
+inline bool allGone(const QList<qint64>& pids) {
+  for (qint64 pid : pids)
+    if (!pidGone(pid)) return false;
+  return true;
+}
+
+// A small valid spec for the fake worker; the fake reads epochs, batch and accum from it.
+inline RunSpec fakeSpec(int nproc, const QString& runDir = QString()) {
+  RunSpec s;
+  s.task = "seed";
+  s.nproc = nproc;
+  s.batch_size = 4;
+  s.accum_steps = 2;
+  s.epochs = 2;
+  s.run_dir = runDir.toStdString();
+  return s;
+}
+
+inline QProcessEnvironment fakeEnv(std::initializer_list<std::pair<const char*, QString>> vars) {
+  QProcessEnvironment env;
+  for (const auto& [k, v] : vars) env.insert(QString::fromLatin1(k), v);
+  return env;
+}
+
+}  // namespace ddpdesk::test

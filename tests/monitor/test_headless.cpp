@@ -1,0 +1,161 @@
+// `ddpdesk --headless` as a user runs it, with DDPDESK_WORKER pointing at the fake worker: exit
+// codes 0 / 1 / 2 / 130, output, nothing written on bad input, and no rank left behind, even
+// when the monitor itself is killed (PR_SET_PDEATHSIG).
+#include <QDir>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+
+#include "monitor_test_util.h"
+
+using namespace ddpdesk::test;
+
+namespace {
+constexpr int kTimeout = 120000;
+}
+
+class TestHeadless : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> data;
+
+  std::unique_ptr<QProcess> launch(const QStringList& args,
+                                   std::initializer_list<std::pair<const char*, QString>> env) {
+    auto p = std::make_unique<QProcess>();
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
+    e.insert(QStringLiteral("DDPDESK_WORKER"), fakeWorker());
+    for (const auto& [k, v] : env) e.insert(QString::fromLatin1(k), v);
+    p->setProcessEnvironment(e);
+    p->start(QStringLiteral(DDPDESK_BIN), QStringList{QStringLiteral("--headless")} + args);
+    return p;
+  }
+  struct Result {
+    int code = -1;
+    QString out, err;
+  };
+  Result run(const QStringList& args, std::initializer_list<std::pair<const char*, QString>> env) {
+    auto p = launch(args, env);
+    Result r;
+    if (!p->waitForFinished(kTimeout) || p->exitStatus() != QProcess::NormalExit) return r;
+    r.code = p->exitCode();
+    r.out = QString::fromUtf8(p->readAllStandardOutput());
+    r.err = QString::fromUtf8(p->readAllStandardError());
+    return r;
+  }
+  // The rank pids headless announces on stderr ("started N rank(s), pids a b").
+  static QList<qint64> pidsIn(const QString& err) {
+    QList<qint64> pids;
+    const auto m = QRegularExpression(QStringLiteral("pids ([0-9 ]+)")).match(err);
+    for (const auto& s : m.captured(1).split(' ', Qt::SkipEmptyParts)) pids << s.toLongLong();
+    return pids;
+  }
+  // Reads stderr until the ranks were started, returns their pids.
+  static QList<qint64> waitForStart(QProcess& p, QString* err) {
+    for (int i = 0; i < kTimeout / 50; ++i) {
+      p.waitForReadyRead(50);
+      *err += QString::fromUtf8(p.readAllStandardError());
+      const auto pids = pidsIn(*err);
+      if (!pids.isEmpty()) return pids;
+    }
+    return {};
+  }
+  bool runsDirExists() const { return QDir(data->filePath(QStringLiteral("ddpdesk"))).exists(); }
+
+ private Q_SLOTS:
+  void init() { data = std::make_unique<QTemporaryDir>(); }
+
+  void finishedRunExitsZero() {
+    const Result r = run({"--nproc", "2", "--epochs", "2"}, {{"FAKE_STEPS", "20"}});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains(QLatin1String("epoch 2/2  step 20/20")), qPrintable(r.out));
+    QVERIFY(r.out.contains(QLatin1String("finished after")));
+    QVERIFY(r.out.contains(QLatin1String("exited with code 0")));
+    QVERIFY(allGone(pidsIn(r.err)));
+    QCOMPARE(pidsIn(r.err).size(), 2);
+  }
+
+  void failedRunExitsOne() {
+    const Result r = run({"--nproc", "2"}, {{"FAKE_STEPS", "100000"},
+                                            {"FAKE_STEP_MS", "5"},
+                                            {"FAKE_CRASH_STEP", "4"},
+                                            {"FAKE_CRASH_RANK", "1"}});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QLatin1String("run failed: rank 1 exited with code 1")),
+             qPrintable(r.err));
+    QVERIFY(r.err.contains(QLatin1String("simulated failure at step 4")));
+    QVERIFY(allGone(pidsIn(r.err)));
+  }
+
+  void badInputExitsTwoAndWritesNothing_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("field");
+    QTest::newRow("batch size") << QStringList{"--batch-size", "0"} << "--batch-size";
+    QTest::newRow("nproc") << QStringList{"--nproc", "x"} << "--nproc";
+    QTest::newRow("task") << QStringList{"--task", "imagenet"} << "--task";
+    QTest::newRow("unknown flag") << QStringList{"--bogus", "1"} << "--bogus";
+  }
+  void badInputExitsTwoAndWritesNothing() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, field);
+    const Result r = run(args, {});
+    QCOMPARE(r.code, 2);
+    const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1);
+    QVERIFY2(lines[0].contains(field), qPrintable(lines[0]));
+    QVERIFY(!runsDirExists());
+  }
+
+  void badConfigFileExitsTwo() {
+    QFile cfg(data->filePath(QStringLiteral("run.json")));
+    QVERIFY(cfg.open(QIODevice::WriteOnly));
+    cfg.write(R"({"task":"seed","epochs":-1})");
+    cfg.close();
+    const Result r = run({"--config", cfg.fileName()}, {});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(QLatin1String("epochs")), qPrintable(r.err));
+    QVERIFY(!runsDirExists());
+  }
+
+  void helpExitsZero() {
+    const Result r = run({"--help"}, {});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains(QLatin1String("--nproc")));
+    QVERIFY(r.out.contains(QLatin1String("--accum-steps")));
+  }
+
+  void ctrlCStopsGracefullyAndExits130() {
+    auto p = launch({"--nproc", "2"}, {{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QString err;
+    const QList<qint64> pids = waitForStart(*p, &err);
+    QCOMPARE(pids.size(), 2);
+    // Let it get going, so the stop happens mid-training.
+    QTest::qWait(300);
+    ::kill(pid_t(p->processId()), SIGINT);
+    QVERIFY(p->waitForFinished(kTimeout));
+    QCOMPARE(p->exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p->exitCode(), 130);
+    err += QString::fromUtf8(p->readAllStandardError());
+    const QString out = QString::fromUtf8(p->readAllStandardOutput());
+    QVERIFY2(err.contains(QLatin1String("stopping at the next step boundary")), qPrintable(err));
+    QVERIFY2(out.contains(QLatin1String("stopped after")), qPrintable(out));
+    QVERIFY(out.contains(QLatin1String("exited with code 0")));  // graceful, not killed
+    QVERIFY(allGone(pids));
+  }
+
+  void killedMonitorTakesItsRanksDown() {
+    auto p = launch({"--nproc", "2"}, {{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QString err;
+    const QList<qint64> pids = waitForStart(*p, &err);
+    QCOMPARE(pids.size(), 2);
+    ::kill(pid_t(p->processId()), SIGKILL);
+    QVERIFY(p->waitForFinished(kTimeout));
+    // PR_SET_PDEATHSIG: each rank gets SIGTERM and stops gracefully on its own.
+    QTRY_VERIFY_WITH_TIMEOUT(notRunning(pids[0]) && notRunning(pids[1]), kTimeout);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHeadless)
+#include "test_headless.moc"

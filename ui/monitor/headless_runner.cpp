@@ -1,0 +1,172 @@
+#include "headless_runner.h"
+
+#include <unistd.h>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "metrics_store.h"
+#include "progress_text.h"
+#include "run_controller.h"
+#include "signal_notifier.h"
+#include "spec_flags.h"
+
+namespace ddpdesk {
+namespace {
+
+void err(const QString& text) {
+  std::cerr << "ddpdesk: " << text.toStdString() << std::endl;
+}
+
+// Prints the progress line: redrawn in place on a terminal, one line every few seconds (and at
+// every new epoch) when the output is a file or pipe, so logs stay readable.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(int totalEpochs)
+      : epochs_(totalEpochs), tty_(::isatty(STDOUT_FILENO) == 1) {
+    since_.start();
+  }
+
+  void update(const RunProgress& p) {
+    if (p.step == 0 && p.totalSteps == 0) return;
+    const bool newEpoch = p.epoch != lastEpoch_;
+    if (!printed_ || since_.elapsed() >= (tty_ ? 200 : 5000) || newEpoch) print(p);
+  }
+
+  void finish(const RunProgress& p) {
+    if (p.step > 0 && formatProgressLine(p, epochs_) != last_) print(p);
+    if (tty_ && printed_) std::cout << std::endl;
+  }
+
+  // Something else is about to be written: leave the in-place line alone.
+  void breakLine() {
+    if (tty_ && printed_) std::cout << std::endl;
+  }
+
+ private:
+  void print(const RunProgress& p) {
+    last_ = formatProgressLine(p, epochs_);
+    const std::string line = last_.toStdString();
+    if (tty_)
+      std::cout << "\r" << line << "\x1b[K" << std::flush;
+    else
+      std::cout << line << std::endl;
+    printed_ = true;
+    lastEpoch_ = p.epoch;
+    since_.restart();
+  }
+
+  int epochs_;
+  bool tty_;
+  bool printed_ = false;
+  int lastEpoch_ = -1;
+  QString last_;
+  QElapsedTimer since_;
+};
+
+void printSummary(const RunController& c) {
+  const MetricsStore& store = *c.store();
+  std::printf("\n%-5s %-8s %-8s %-12s %-12s %s\n", "rank", "pid", "steps", "last loss", "samples/s",
+              "exit");
+  for (const auto& r : c.ranks()) {
+    const RankInfo& info = store.rankInfo(r.rank);
+    const StepSeries& s = store.rankSeries(r.rank);
+    std::printf("%-5d %-8lld %-8zu %-12s %-12.0f %s\n", r.rank, static_cast<long long>(r.pid),
+                s.size(), formatLoss(info.loss).toStdString().c_str(), info.samplesPerSec,
+                r.exitText.toStdString().c_str());
+  }
+  const RunProgress p = store.progress();
+  const double secs = c.startedAt().msecsTo(c.endedAt()) / 1000.0;
+  std::printf("\n%s after %s: %lld steps, %lld samples, global loss %s",
+              RunController::stateName(c.state()).toLower().toStdString().c_str(),
+              formatDuration(secs).toStdString().c_str(), static_cast<long long>(p.step),
+              static_cast<long long>(p.samples), formatLoss(p.globalLoss).toStdString().c_str());
+  if (!std::isnan(p.evalLoss))
+    std::printf(", validation loss %s", formatLoss(p.evalLoss).toStdString().c_str());
+  if (!std::isnan(p.evalAccuracy)) std::printf(", accuracy %.2f%%", p.evalAccuracy * 100.0);
+  std::printf("\nrun directory: %s\n", c.runDirectory().toStdString().c_str());
+  std::fflush(stdout);
+}
+
+int runController(const RunSpec& spec) {
+  RunController controller;
+  ProgressPrinter progress(spec.epochs);
+  int signalled = 0;
+
+  SignalNotifier signalsIn({SIGINT, SIGTERM});
+  QObject::connect(&signalsIn, &SignalNotifier::received, [&](int signo) {
+    progress.breakLine();
+    if (signalled == 0) {
+      signalled = signo;
+      err(QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
+      controller.stop();
+    } else {
+      err(QStringLiteral("killing the ranks"));
+      controller.kill();
+    }
+  });
+  QObject::connect(&controller, &RunController::warning, [&](const QString& w) {
+    progress.breakLine();
+    err(QStringLiteral("warning: ") + w);
+  });
+  QObject::connect(controller.store(), &MetricsStore::updated,
+                   [&] { progress.update(controller.store()->progress()); });
+  QObject::connect(&controller, &RunController::stateChanged,
+                   [&](RunController::State s, RunController::State) {
+                     if (s == RunController::State::Stopping && signalled == 0) {
+                       progress.breakLine();
+                       err(QStringLiteral("the ranks are stopping"));
+                     }
+                     if (RunController::isTerminal(s)) QCoreApplication::exit(0);
+                   });
+
+  QString error;
+  if (!controller.start(spec, &error)) {
+    err(error);
+    return 1;
+  }
+  QStringList pids;
+  for (qint64 pid : controller.pids()) pids << QString::number(pid);
+  err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
+  err(QStringLiteral("started %1 rank(s), pids %2")
+          .arg(controller.worldSize())
+          .arg(pids.join(QLatin1Char(' '))));
+  // A rank that fails at once can end the run before the loop starts; exit() would be lost.
+  if (!RunController::isTerminal(controller.state())) QCoreApplication::exec();
+
+  progress.finish(controller.store()->progress());
+  printSummary(controller);
+  switch (controller.state()) {
+    case RunController::State::Finished:
+      return 0;
+    case RunController::State::Stopped:
+      err(controller.reason());
+      return 128 + (signalled ? signalled : SIGINT);
+    default:
+      err(QStringLiteral("run failed: ") + controller.reason());
+      return 1;
+  }
+}
+
+}  // namespace
+
+int runHeadless(int argc, char** argv) {
+  CLI::App cli{"Launches LibTorch DDP training ranks on this machine and monitors them.",
+               "ddpdesk"};
+  bool headless = false;
+  cli.add_flag("--headless", headless, "run in the terminal, without a window");
+  SpecFlags flags(cli, /*with_nproc=*/true);
+  if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
+  RunSpec spec;
+  const auto problems = flags.build(spec);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "ddpdesk: " << p << "\n";
+    return 2;
+  }
+  QCoreApplication app(argc, argv);
+  return runController(spec);
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,423 @@
+#include "run_controller.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QHostAddress>
+#include <QMetaEnum>
+#include <QRandomGenerator>
+#include <QTcpServer>
+#include <algorithm>
+#include <csignal>
+
+#include "metrics_server.h"
+#include "metrics_store.h"
+#include "rank_process.h"
+#include "run_directory.h"
+
+namespace ddpdesk {
+namespace {
+
+// After the last rank exits its socket may still hold its final messages; wait this long at
+// most for every connection to close before deciding how the run ended.
+constexpr int kDrainMs = 3000;
+
+quint16 freePort() {
+  // Bound and released at once: the port is free now, and rank 0 binds it moments later. The
+  // same race every launcher (torchrun included) accepts.
+  QTcpServer probe;
+  if (!probe.listen(QHostAddress::LocalHost, 0)) return 0;
+  return probe.serverPort();
+}
+
+QString randomToken() {
+  quint32 words[4];
+  QRandomGenerator::system()->fillRange(words);
+  return QString::fromLatin1(
+      QByteArray(reinterpret_cast<const char*>(words), sizeof words).toHex());
+}
+
+}  // namespace
+
+RunController::RunController(QObject* parent)
+    : QObject(parent), server_(new MetricsServer(this)), store_(new MetricsStore(this)) {
+  grace_timer_.setSingleShot(true);
+  connect(&grace_timer_, &QTimer::timeout, this, &RunController::onGraceExpired);
+  drain_timer_.setSingleShot(true);
+  connect(&drain_timer_, &QTimer::timeout, this, &RunController::finalize);
+
+  connect(server_, &MetricsServer::peerAuthenticated, this, [this](const wire::Hello& h) {
+    if (h.rank >= int(connected_.size())) return;
+    connected_[h.rank] = true;
+    Q_EMIT rankConnected(h.rank);
+    const bool all = std::all_of(connected_.begin(), connected_.end(), [](bool b) { return b; });
+    if (all && state_ == State::Starting) setState(State::Running);
+  });
+  connect(server_, &MetricsServer::messagesReceived, this, &RunController::onMessages);
+  connect(server_, &MetricsServer::connectionDropped, this, [this](int rank, const QString& why) {
+    Q_EMIT warning(
+        rank < 0 ? QStringLiteral("refused a metrics connection: %1").arg(why)
+                 : QStringLiteral("dropped rank %1's metrics connection: %2").arg(rank).arg(why));
+  });
+  connect(
+      server_, &MetricsServer::malformedLines, this,
+      [this](int rank, int count, const QString& why) {
+        Q_EMIT warning(
+            QStringLiteral("rank %1 sent %2 malformed line(s): %3").arg(rank).arg(count).arg(why));
+      });
+  connect(server_, &MetricsServer::allDisconnected, this, [this] {
+    if (draining_) finalize();
+  });
+}
+
+RunController::~RunController() {
+  grace_timer_.stop();
+  drain_timer_.stop();
+  server_->disconnect(this);
+  const bool active = isActive();
+  // Kill every rank first, then reap them: no process of the run outlives this object.
+  for (RankProcess* p : ranks_) {
+    p->disconnect(this);
+    p->kill();
+  }
+  for (RankProcess* p : ranks_) p->killAndReap();
+  if (active && dir_ && dir_->isOpen()) {
+    RunStatus s;
+    s.state = stateName(State::Failed);
+    s.reason =
+        QStringLiteral("the monitor was closed while the run was active; its ranks were killed");
+    for (RankProcess* p : ranks_) {
+      s.exitCodes.append(p->exitInfo().crashed ? -1 : p->exitInfo().exitCode);
+      s.termSignals.append(p->exitInfo().signal);
+    }
+    s.startedAt = started_at_;
+    s.endedAt = QDateTime::currentDateTime();
+    dir_->writeStatus(s);
+  }
+  server_->close();
+}
+
+QString RunController::defaultWorkerProgram() {
+  const QString env = qEnvironmentVariable("DDPDESK_WORKER");
+  if (!env.isEmpty()) return env;
+  return QCoreApplication::applicationDirPath() + QStringLiteral("/ddpdesk-worker");
+}
+
+QString RunController::workerProgram() const {
+  return program_.isEmpty() ? defaultWorkerProgram() : program_;
+}
+
+bool RunController::isActive() const {
+  return state_ == State::Starting || state_ == State::Running || state_ == State::Stopping;
+}
+
+bool RunController::isTerminal(State s) {
+  return s == State::Finished || s == State::Stopped || s == State::Failed;
+}
+
+QString RunController::stateName(State s) {
+  return QString::fromLatin1(QMetaEnum::fromType<State>().valueToKey(int(s)));
+}
+
+QString RunController::socketPath() const {
+  return server_->socketPath();
+}
+
+QList<qint64> RunController::pids() const {
+  QList<qint64> out;
+  for (const RankProcess* p : ranks_) out.append(p->pid());
+  return out;
+}
+
+std::vector<RunController::RankState> RunController::ranks() const {
+  std::vector<RankState> out;
+  for (const RankProcess* p : ranks_) {
+    RankState r;
+    r.rank = p->rank();
+    r.pid = p->pid();
+    r.running = p->isRunning();
+    r.connected = connected_[p->rank()];
+    r.exited = p->exitInfo().exited;
+    r.crashed = p->exitInfo().crashed;
+    r.exitCode = p->exitInfo().exitCode;
+    r.signal = p->exitInfo().signal;
+    r.exitText = p->describeExit();
+    out.push_back(r);
+  }
+  return out;
+}
+
+QProcessEnvironment RunController::rankEnvironment(int rank, int world, quint16 port) const {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  // Inherited from a torchrun that launched the monitor, these would make every rank a store
+  // client of an agent that does not exist.
+  for (const QString& key : env.keys())
+    if (key.startsWith(QLatin1String("TORCHELASTIC_"))) env.remove(key);
+  env.insert(extra_env_);
+  env.insert(QStringLiteral("RANK"), QString::number(rank));
+  env.insert(QStringLiteral("WORLD_SIZE"), QString::number(world));
+  env.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
+  env.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(world));
+  env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
+  env.insert(QStringLiteral("MASTER_PORT"), QString::number(port));
+  env.insert(QStringLiteral("DDPDESK_MONITOR"), server_->socketPath());
+  env.insert(QStringLiteral("DDPDESK_TOKEN"), token_);
+  // N ranks each spawning a thread per core would oversubscribe the machine N times.
+  if (!env.contains(QStringLiteral("OMP_NUM_THREADS")))
+    env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
+  return env;
+}
+
+bool RunController::start(const RunSpec& given, QString* error) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = why;
+    return false;
+  };
+  if (isActive()) return fail(QStringLiteral("a run is already active"));
+  const auto problems = validate(given);
+  if (!problems.empty())
+    return fail(QString::fromStdString(format_error(problems.front(), Spelling::JsonKey)));
+  const QString program = workerProgram();
+  const QFileInfo programInfo(program);
+  if (!programInfo.isFile() || !programInfo.isExecutable())
+    return fail(QStringLiteral("worker program %1 not found or not executable").arg(program));
+
+  RunSpec spec = given;
+  // Resuming a run directory continues it in place: one history entry, one curve.
+  const QString resume = QString::fromStdString(spec.resume);
+  if (spec.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir() &&
+      QFileInfo::exists(RunDirectory::specPath(resume)))
+    spec.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
+
+  auto dir = std::make_unique<RunDirectory>();
+  QString err;
+  if (!dir->create(spec, &err)) return fail(err);
+  spec.run_dir = dir->path().toStdString();
+  const bool continuing = QFileInfo(RunDirectory::metricsPath(dir->path())).size() > 0;
+  if (!dir->writeSpec(spec, &err)) return fail(err);
+  const quint16 port = freePort();
+  if (port == 0) return fail(QStringLiteral("no free TCP port on 127.0.0.1 for MASTER_PORT"));
+  token_ = randomToken();
+  if (!server_->listen(token_, spec.nproc, &err)) return fail(err);
+
+  // Previous run's objects: the signal that brought us here may come from one of them.
+  for (RankProcess* p : ranks_) {
+    p->disconnect(this);
+    p->deleteLater();
+  }
+  ranks_.clear();
+  spec_ = spec;
+  dir_ = std::move(dir);
+  run_dir_path_ = dir_->path();
+  const int world = spec.nproc;
+  connected_.assign(world, false);
+  rank_errors_.assign(world, QString());
+  rank_stopped_.assign(world, false);
+  stop_requested_ = false;
+  term_sent_ = false;
+  draining_ = false;
+  has_failure_ = false;
+  failure_ = Failure();
+  reason_.clear();
+  started_at_ = QDateTime::currentDateTime();
+  ended_at_ = QDateTime();
+  store_->clear();
+  if (continuing) store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
+  store_->setWorld(world);
+  setState(State::Starting);
+
+  QStringList args = {QStringLiteral("--config"), RunDirectory::specPath(run_dir_path_),
+                      QStringLiteral("--run-dir"), run_dir_path_};
+  if (!resume.isEmpty()) args << QStringLiteral("--resume") << resume;
+  for (int r = 0; r < world; ++r) {
+    auto* p = new RankProcess(r, this);
+    ranks_.push_back(p);
+    connect(p, &RankProcess::line, this, &RunController::logLine);
+    connect(p, &RankProcess::started, this,
+            [this, p](int rank) { Q_EMIT rankStarted(rank, p->pid()); });
+    connect(p, &RankProcess::finished, this, &RunController::onRankFinished);
+  }
+  // Launched after every object exists: a rank failing to start stops the others at once.
+  for (int r = 0; r < world && isActive(); ++r)
+    ranks_[r]->start(program, args, rankEnvironment(r, world, port),
+                     RunDirectory::logPath(run_dir_path_, r));
+  return true;
+}
+
+void RunController::stop() {
+  if (!isActive() || stop_requested_) return;
+  stop_requested_ = true;
+  beginStopping();
+}
+
+void RunController::kill() {
+  if (!isActive()) return;
+  stop_requested_ = true;
+  if (state_ != State::Stopping) setState(State::Stopping);
+  for (RankProcess* p : ranks_) p->kill();
+}
+
+void RunController::beginStopping() {
+  if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
+  if (term_sent_) return;
+  term_sent_ = true;
+  for (RankProcess* p : ranks_) p->terminate();
+  grace_timer_.start(grace_ms_);
+}
+
+void RunController::onGraceExpired() {
+  for (RankProcess* p : ranks_)
+    if (p->isRunning()) {
+      Q_EMIT warning(QStringLiteral("rank %1 did not stop within %2 s; killing it")
+                         .arg(p->rank())
+                         .arg(grace_ms_ / 1000.0));
+      p->kill();
+    }
+}
+
+void RunController::onMessages(const std::vector<wire::Message>& messages,
+                               const QByteArray& lines) {
+  if (dir_) dir_->appendMetrics(lines);
+  store_->ingest(messages);
+  for (const auto& m : messages) {
+    const int rank = wire::rank_of(m);
+    if (rank >= int(ranks_.size())) continue;
+    if (const auto* ev = std::get_if<wire::Event>(&m)) {
+      // A rank announcing a stop we did not ask for (SIGTERM from elsewhere): show it.
+      if (ev->event == "stopping" && (state_ == State::Running || state_ == State::Starting))
+        setState(State::Stopping);
+      if (ev->event == "stopped") rank_stopped_[rank] = true;
+    } else if (const auto* er = std::get_if<wire::Error>(&m)) {
+      rank_errors_[rank] = QString::fromStdString(er->message);
+    } else if (std::holds_alternative<wire::Step>(m) && state_ == State::Starting) {
+      setState(State::Running);
+    }
+  }
+}
+
+void RunController::recordFailure(const RankProcess& p) {
+  has_failure_ = true;
+  const auto& x = p.exitInfo();
+  failure_.rank = p.rank();
+  failure_.exitCode = x.crashed || x.startFailed ? -1 : x.exitCode;
+  failure_.signal = x.crashed ? x.signal : 0;
+  failure_.what = QStringLiteral("rank %1 %2").arg(p.rank()).arg(p.describeExit());
+  failure_.errorMessage = rank_errors_[p.rank()];
+  failure_.stderrTail = p.stderrTail();
+}
+
+void RunController::onRankFinished(int rank) {
+  RankProcess* p = ranks_[rank];
+  const auto& x = p->exitInfo();
+  Q_EMIT rankExited(rank, p->describeExit());
+  // What we did to it ourselves is not its failure: SIGKILL after the grace period, or a worker
+  // without a handler dying of the SIGTERM we sent.
+  const bool ourSignal = x.crashed && (x.killedByUs || (term_sent_ && x.signal == SIGTERM));
+  const bool bad = x.startFailed || (x.crashed && !ourSignal) || (!x.crashed && x.exitCode != 0);
+  if (bad && !has_failure_) {
+    recordFailure(*p);
+    beginStopping();
+  }
+  maybeFinish();
+}
+
+void RunController::maybeFinish() {
+  for (const RankProcess* p : ranks_)
+    if (!p->exitInfo().exited) return;
+  grace_timer_.stop();
+  if (draining_) return;
+  draining_ = true;
+  if (server_->connectionCount() == 0)
+    finalize();
+  else
+    drain_timer_.start(kDrainMs);
+}
+
+void RunController::finalize() {
+  if (!draining_) return;
+  draining_ = false;
+  drain_timer_.stop();
+  store_->flush();
+
+  QStringList killed;
+  bool anyStopped = false;
+  for (const RankProcess* p : ranks_) {
+    if (p->exitInfo().killedByUs) killed << QString::number(p->rank());
+    if (rank_stopped_[p->rank()]) anyStopped = true;
+  }
+  State final = State::Finished;
+  if (has_failure_) {
+    final = State::Failed;
+    // The rank's last words may have arrived on its socket after its exit was seen.
+    if (failure_.errorMessage.isEmpty()) failure_.errorMessage = rank_errors_[failure_.rank];
+    reason_ = failure_.what;
+    if (!failure_.errorMessage.isEmpty()) reason_ += QStringLiteral(": ") + failure_.errorMessage;
+    if (!failure_.stderrTail.isEmpty())
+      reason_ += QStringLiteral("\nlast stderr lines of rank %1:\n  ").arg(failure_.rank) +
+                 failure_.stderrTail.join(QStringLiteral("\n  "));
+  } else if (stop_requested_ || anyStopped || !killed.isEmpty()) {
+    final = State::Stopped;
+    const RunProgress progress = store_->progress();
+    reason_ = stop_requested_ ? QStringLiteral("stopped by the user at step %1").arg(progress.step)
+                              : QStringLiteral(
+                                    "the ranks stopped at step %1 (signalled from "
+                                    "outside the monitor)")
+                                    .arg(progress.step);
+    if (!killed.isEmpty())
+      reason_ += QStringLiteral("; rank(s) %1 killed (did not stop in time)")
+                     .arg(killed.join(QStringLiteral(", ")));
+  }
+  ended_at_ = QDateTime::currentDateTime();
+
+  if (dir_) {
+    RunStatus s;
+    s.state = stateName(final);
+    s.reason = reason_;
+    for (const RankProcess* p : ranks_) {
+      const auto& x = p->exitInfo();
+      s.exitCodes.append(x.crashed || x.startFailed ? -1 : x.exitCode);
+      s.termSignals.append(x.crashed ? x.signal : 0);
+    }
+    s.startedAt = started_at_;
+    s.endedAt = ended_at_;
+    const RunProgress progress = store_->progress();
+    s.lastStep = progress.step;
+    s.totalSteps = progress.totalSteps;
+    s.lastLoss = progress.globalLoss;
+    QString err;
+    if (!dir_->writeStatus(s, &err)) Q_EMIT warning(err);
+    dir_->close();
+  }
+  server_->close();
+  setState(final);
+}
+
+void RunController::setState(State s) {
+  if (s == state_) return;
+  const State previous = state_;
+  state_ = s;
+  Q_EMIT stateChanged(s, previous);
+  switch (s) {
+    case State::Idle:
+      break;
+    case State::Starting:
+      Q_EMIT starting();
+      break;
+    case State::Running:
+      Q_EMIT running();
+      break;
+    case State::Stopping:
+      Q_EMIT stopping();
+      break;
+    case State::Finished:
+      Q_EMIT finished();
+      break;
+    case State::Stopped:
+      Q_EMIT stopped(reason_);
+      break;
+    case State::Failed:
+      Q_EMIT failed(reason_);
+      break;
+  }
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,168 @@
+// RunController: turns a RunSpec into N ddpdesk-worker processes on this machine and manages the
+// run from start to a clean end.
+//
+//   Idle -> Starting -> Running -> Finished
+//              |           |
+//              +-----------+--> Stopping -> Stopped (user stop, or the ranks stopped gracefully)
+//                                   |
+//                                   +-----> Failed  (a rank exited non-zero, crashed, or could
+//                                                    not start; the others were stopped)
+// Starting: processes launched, not every rank has said hello yet. Stopping: SIGTERM sent (or a
+// rank failed and the rest are being stopped); SIGKILL follows after the grace period. A terminal
+// state is entered only when every process of the run is gone. The object may be reused: start()
+// again from any terminal state. Destroying it mid-run kills and reaps every rank.
+//
+// Each rank gets torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR=127.0.0.1, a free MASTER_PORT) plus DDPDESK_MONITOR (the metrics socket) and
+// DDPDESK_TOKEN, and runs `<worker> --config <rundir>/spec.json --run-dir <rundir> [--resume X]`.
+#pragma once
+
+#include <QDateTime>
+#include <QObject>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <memory>
+#include <vector>
+
+#include "run_spec.h"
+#include "wire.h"
+
+namespace ddpdesk {
+
+class MetricsServer;
+class MetricsStore;
+class RankProcess;
+class RunDirectory;
+
+class RunController : public QObject {
+  Q_OBJECT
+ public:
+  enum class State { Idle, Starting, Running, Stopping, Finished, Stopped, Failed };
+  Q_ENUM(State)
+
+  // Why a run failed: the first rank that went wrong.
+  struct Failure {
+    int rank = -1;
+    int exitCode = -1;       // when it exited normally with a non-zero code
+    int signal = 0;          // when it was killed by a signal
+    QString what;            // "rank 1 exited with code 3"
+    QString errorMessage;    // the rank's last `error` wire message, if any
+    QStringList stderrTail;  // its last stderr lines
+  };
+
+  // One rank, as the rank table shows it.
+  struct RankState {
+    int rank = 0;
+    qint64 pid = 0;
+    bool running = false;
+    bool connected = false;  // passed the metrics hello check
+    bool exited = false;
+    bool crashed = false;
+    int exitCode = -1;
+    int signal = 0;
+    QString exitText;  // RankProcess::describeExit()
+  };
+
+  explicit RunController(QObject* parent = nullptr);
+  ~RunController() override;
+
+  // Worker executable. Empty (the default) = $DDPDESK_WORKER if set, else
+  // <applicationDirPath>/ddpdesk-worker.
+  void setWorkerProgram(const QString& path) { program_ = path; }
+  QString workerProgram() const;
+  static QString defaultWorkerProgram();
+  // Time between SIGTERM and SIGKILL, for user stops and for the survivors of a failure.
+  void setGracePeriod(int ms) { grace_ms_ = ms; }
+  int gracePeriod() const { return grace_ms_; }
+  // Added to every rank's environment (after the system environment, before the run's own).
+  void setExtraEnvironment(const QProcessEnvironment& env) { extra_env_ = env; }
+
+  // Validates, creates the run directory (spec.run_dir, or a new one), writes spec.json, opens
+  // the metrics socket and launches every rank. False with *error (one line) when nothing was
+  // launched. Resuming from a run directory without a run_dir of its own continues in that
+  // directory: metrics.jsonl is appended to and loaded into the store first.
+  bool start(const RunSpec& spec, QString* error = nullptr);
+  // Graceful stop: SIGTERM to every rank (they agree on a step boundary, checkpoint and exit 0);
+  // SIGKILL to whatever is left after the grace period.
+  void stop();
+  // SIGKILL every rank now (a second Ctrl+C).
+  void kill();
+
+  State state() const { return state_; }
+  bool isActive() const;  // Starting, Running or Stopping
+  static bool isTerminal(State s);
+  static QString stateName(State s);
+  // Why the run is Stopped or Failed (may span lines: summary, then stderr tail). Empty otherwise.
+  QString reason() const { return reason_; }
+  const Failure& failure() const { return failure_; }
+  bool stopRequested() const { return stop_requested_; }
+
+  RunSpec spec() const { return spec_; }  // as given to the workers (run_dir filled in)
+  QString runDirectory() const { return run_dir_path_; }
+  QString socketPath() const;
+  int worldSize() const { return int(ranks_.size()); }
+  std::vector<RankState> ranks() const;
+  QList<qint64> pids() const;  // every rank's pid, kept after the run (0: never started)
+  QDateTime startedAt() const { return started_at_; }
+  QDateTime endedAt() const { return ended_at_; }
+
+  MetricsStore* store() const { return store_; }
+  MetricsServer* server() const { return server_; }
+
+ Q_SIGNALS:
+  void stateChanged(ddpdesk::RunController::State state, ddpdesk::RunController::State previous);
+  // One signal per state entered, for convenience.
+  void starting();
+  void running();
+  void stopping();
+  void finished();
+  void stopped(const QString& reason);
+  void failed(const QString& reason);
+  // Every line a rank writes to stdout or stderr.
+  void logLine(int rank, bool isStderr, const QString& line);
+  void rankStarted(int rank, qint64 pid);
+  void rankConnected(int rank);
+  void rankExited(int rank, const QString& how);
+  // Protocol trouble worth showing (dropped connection, malformed lines).
+  void warning(const QString& text);
+
+ private:
+  void setState(State s);
+  void onMessages(const std::vector<wire::Message>& messages, const QByteArray& lines);
+  void onRankFinished(int rank);
+  void beginStopping();
+  void onGraceExpired();
+  void maybeFinish();
+  void finalize();
+  void recordFailure(const RankProcess& p);
+  QProcessEnvironment rankEnvironment(int rank, int world, quint16 port) const;
+
+  State state_ = State::Idle;
+  QString program_;
+  int grace_ms_ = 30000;
+  QProcessEnvironment extra_env_;
+  RunSpec spec_;
+  QString run_dir_path_;
+  QString token_;
+  std::unique_ptr<RunDirectory> dir_;
+  MetricsServer* server_;
+  MetricsStore* store_;
+  std::vector<RankProcess*> ranks_;
+  std::vector<bool> connected_;
+  std::vector<QString> rank_errors_;  // last error message per rank
+  std::vector<bool> rank_stopped_;    // the rank reported "stopped"
+  QTimer grace_timer_;
+  QTimer drain_timer_;
+  bool stop_requested_ = false;
+  bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
+  bool draining_ = false;
+  bool has_failure_ = false;
+  Failure failure_;
+  QString reason_;
+  QDateTime started_at_;
+  QDateTime ended_at_;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,89 @@
+// RunDirectory: where one run lives on disk, and the list of past runs for the history view.
+//   <XDG data>/ddpdesk/runs/<yyyyMMdd-HHmmss>-<name or task>/   (or the spec's run_dir)
+//     spec.json      the RunSpec the ranks were started with (written atomically)
+//     metrics.jsonl  every wire message the monitor accepted, one per line (token removed)
+//     rank-N.log     rank N's stdout and stderr, line by line
+//     status.json    how the run ended: state, reason, exit codes (written atomically at the end)
+//     checkpoint*    written by the engine's rank 0
+#pragma once
+
+#include <QDateTime>
+#include <QFile>
+#include <QList>
+#include <QString>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "run_spec.h"
+
+namespace ddpdesk {
+
+// What status.json says about a finished run.
+struct RunStatus {
+  QString state;           // Finished, Stopped or Failed (as RunController names them)
+  QString reason;          // why it stopped or failed; may span lines
+  QList<int> exitCodes;    // per rank; -1 when the rank did not exit normally
+  QList<int> termSignals;  // per rank; 0 unless killed by a signal
+  QDateTime startedAt;
+  QDateTime endedAt;
+  qint64 lastStep = 0;
+  qint64 totalSteps = 0;
+  double lastLoss = 0;  // global loss of the last step (NaN is written as null)
+};
+
+// One entry of the history.
+struct RunRecord {
+  QString path;
+  QString id;  // the directory's name
+  RunSpec spec;
+  bool specValid = false;
+  std::optional<RunStatus> status;  // absent: the run is active, or its monitor died
+  QDateTime created;
+  QStringList checkpoints;  // checkpoint files found in the directory, newest first
+};
+
+class RunDirectory {
+ public:
+  RunDirectory();
+  ~RunDirectory();
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  // <GenericDataLocation>/ddpdesk/runs
+  static QString runsRoot();
+  // The directory a new run would get (not created): root/<yyyyMMdd-HHmmss>-<name or task>,
+  // with -2, -3, ... appended when taken.
+  static QString newRunPath(const RunSpec& spec, const QDateTime& now,
+                            const QString& root = runsRoot());
+
+  // Uses spec.run_dir when set, else a new path; creates it and opens metrics.jsonl for append.
+  bool create(const RunSpec& spec, QString* error = nullptr);
+  // Opens an existing or new directory at `path` (creating it).
+  bool open(const QString& path, QString* error = nullptr);
+  void close();
+  bool isOpen() const { return !path_.isEmpty(); }
+  QString path() const { return path_; }
+
+  bool writeSpec(const RunSpec& spec, QString* error = nullptr);
+  // Appends complete lines (each ending in '\n') to metrics.jsonl.
+  bool appendMetrics(const QByteArray& lines);
+  bool writeStatus(const RunStatus& status, QString* error = nullptr);
+
+  static QString specPath(const QString& dir);
+  static QString metricsPath(const QString& dir);
+  static QString statusPath(const QString& dir);
+  static QString logPath(const QString& dir, int rank);
+
+  static std::optional<RunStatus> readStatus(const QString& dir);
+  // A run directory (any directory holding spec.json), read for the history.
+  static std::optional<RunRecord> readRecord(const QString& dir);
+  // Every run under `root`, newest first.
+  static std::vector<RunRecord> listRuns(const QString& root = runsRoot());
+
+ private:
+  QString path_;
+  std::unique_ptr<QFile> metrics_;
+};
+
+}  // namespace ddpdesk
