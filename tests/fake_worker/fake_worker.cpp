@@ -5,7 +5,8 @@
 // rank and world from RANK / WORLD_SIZE; connects to the Unix socket in DDPDESK_MONITOR and sends
 // hello (with DDPDESK_TOKEN), event started (total_steps), one step per optimizer step, eval and
 // event epoch per epoch, event finished; on SIGTERM/SIGINT: event stopping at the next step
-// boundary, a checkpoint (rank 0), event stopped, exit 0. Failure: an error message, exit 1.
+// boundary, a checkpoint (rank 0), event stopped, exit 0 (a second signal: exit 128+signal at
+// once). Failure: an error message, exit 1.
 // Bad input: exit 2. Progress goes to stderr.
 //
 // Scripted by environment variables (all optional):
@@ -46,7 +47,9 @@ namespace {
 using namespace ddpdesk;
 
 volatile std::sig_atomic_t g_stop = 0;
-extern "C" void onStop(int) {
+// Like the real worker: the first signal asks for a graceful stop, a second one means "now".
+extern "C" void onStop(int sig) {
+  if (g_stop) _exit(128 + sig);
   g_stop = 1;
 }
 

@@ -1,6 +1,7 @@
 // `ddpdesk --headless` as a user runs it, with DDPDESK_WORKER pointing at the fake worker: exit
 // codes 0 / 1 / 2 / 130, output, nothing written on bad input, and no rank left behind, even
 // when the monitor itself is killed (PR_SET_PDEATHSIG).
+#include <unistd.h>
 #include <QDir>
 #include <QProcess>
 #include <QRegularExpression>
@@ -142,6 +143,31 @@ class TestHeadless : public QObject {
     QVERIFY2(err.contains(QLatin1String("stopping at the next step boundary")), qPrintable(err));
     QVERIFY2(out.contains(QLatin1String("stopped after")), qPrintable(out));
     QVERIFY(out.contains(QLatin1String("exited with code 0")));  // graceful, not killed
+    QVERIFY(allGone(pids));
+  }
+
+  void ctrlCInATerminalReachesTheRanksOnce() {
+    // A terminal sends SIGINT to the whole foreground process group. The ranks live in their
+    // own group, so they get exactly one signal (the monitor's SIGTERM) and stop gracefully; a
+    // second signal would make them exit at once without a checkpoint.
+    auto p = std::make_unique<QProcess>();
+    p->setChildProcessModifier([] { ::setpgid(0, 0); });  // ddpdesk leads a group, like a shell job
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
+    e.insert(QStringLiteral("DDPDESK_WORKER"), fakeWorker());
+    e.insert(QStringLiteral("FAKE_STEPS"), QStringLiteral("100000"));
+    e.insert(QStringLiteral("FAKE_STEP_MS"), QStringLiteral("5"));
+    p->setProcessEnvironment(e);
+    p->start(QStringLiteral(DDPDESK_BIN), {"--headless", "--nproc", "2"});
+    QString err;
+    const QList<qint64> pids = waitForStart(*p, &err);
+    QCOMPARE(pids.size(), 2);
+    QTest::qWait(300);
+    ::kill(-pid_t(p->processId()), SIGINT);
+    QVERIFY(p->waitForFinished(kTimeout));
+    QCOMPARE(p->exitCode(), 130);
+    const QString out = QString::fromUtf8(p->readAllStandardOutput());
+    QCOMPARE(out.count(QLatin1String("exited with code 0")), 2);
     QVERIFY(allGone(pids));
   }
 

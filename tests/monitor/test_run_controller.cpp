@@ -218,7 +218,8 @@ class TestRunController : public QObject {
     QCOMPARE(ranks[0].exitCode, 0);
     QVERIFY(ranks[1].crashed);
     QCOMPARE(ranks[1].signal, SIGKILL);
-    QVERIFY2(c->reason().contains(QLatin1String("rank(s) 1 killed")), qPrintable(c->reason()));
+    QVERIFY2(c->reason().contains(QLatin1String("rank(s) 1 had to be killed")),
+             qPrintable(c->reason()));
   }
 
   void killStopsAtOnce() {

@@ -75,7 +75,11 @@ void RankProcess::start(const QString& program, const QStringList& args,
   const pid_t monitor = ::getpid();
   // Runs in the child between fork and exec (async-signal-safe calls only). If the monitor dies
   // in any way, the kernel sends the rank SIGTERM, which the worker treats as a graceful stop.
+  // Its own process group keeps a terminal's Ctrl+C (sent to the whole foreground group) away
+  // from the ranks: the monitor relays it as one SIGTERM, because the worker takes a second
+  // signal as "exit now, no checkpoint".
   proc_->setChildProcessModifier([monitor] {
+    ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != monitor) ::raise(SIGTERM);  // it died before prctl took effect
   });

@@ -309,10 +309,13 @@ void RunController::onRankFinished(int rank) {
   RankProcess* p = ranks_[rank];
   const auto& x = p->exitInfo();
   Q_EMIT rankExited(rank, p->describeExit());
-  // What we did to it ourselves is not its failure: SIGKILL after the grace period, or a worker
-  // without a handler dying of the SIGTERM we sent.
-  const bool ourSignal = x.crashed && (x.killedByUs || (term_sent_ && x.signal == SIGTERM));
-  const bool bad = x.startFailed || (x.crashed && !ourSignal) || (!x.crashed && x.exitCode != 0);
+  // What we did to it ourselves is not its failure: SIGKILL after the grace period, a worker
+  // dying of the SIGTERM we sent before its handler was installed, or one exiting 128+SIGTERM
+  // because another signal reached it too (the worker's "second signal: exit now").
+  const bool ourSignal =
+      (x.crashed && (x.killedByUs || (term_sent_ && x.signal == SIGTERM))) ||
+      (!x.crashed && term_sent_ && (x.exitCode == 128 + SIGTERM || x.exitCode == 128 + SIGINT));
+  const bool bad = !ourSignal && (x.startFailed || x.crashed || x.exitCode != 0);
   if (bad && !has_failure_) {
     recordFailure(*p);
     beginStopping();
@@ -363,8 +366,8 @@ void RunController::finalize() {
                                     "outside the monitor)")
                                     .arg(progress.step);
     if (!killed.isEmpty())
-      reason_ += QStringLiteral("; rank(s) %1 killed (did not stop in time)")
-                     .arg(killed.join(QStringLiteral(", ")));
+      reason_ +=
+          QStringLiteral("; rank(s) %1 had to be killed").arg(killed.join(QStringLiteral(", ")));
   }
   ended_at_ = QDateTime::currentDateTime();
 
