@@ -125,7 +125,10 @@ int worker_main(int argc, char** argv) {
   topts.hello.device =
       spec.device == "cuda" ? "cuda:" + std::to_string(e.local_rank) : std::string("cpu");
   topts.monitor_path = monitor ? monitor : "";
+  // "{rank}" in the path gives each rank its own file (handy under torchrun and srun).
   topts.metrics_file = spec.metrics_file;
+  for (std::size_t p; (p = topts.metrics_file.find("{rank}")) != std::string::npos;)
+    topts.metrics_file.replace(p, 6, std::to_string(e.rank));
   std::unique_ptr<Telemetry> telemetry;
   try {
     telemetry = std::make_unique<Telemetry>(topts);

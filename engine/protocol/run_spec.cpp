@@ -120,6 +120,11 @@ const Field* find_field(const std::string& key) {
 
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {  // dump() would print a NaN as null
+    std::ostringstream os;
+    os << v.get<double>();
+    return os.str();
+  }
   return v.dump();
 }
 

@@ -1,5 +1,6 @@
 #include "telemetry.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -35,11 +36,12 @@ int connect_unix(const std::string& path) {
 
 Telemetry::Telemetry(Options o) : opts_(std::move(o)) {
   if (!opts_.metrics_file.empty()) {
-    file_ = std::fopen(opts_.metrics_file.c_str(), "a");
-    if (!file_)
+    file_ = ::open(opts_.metrics_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (file_ < 0)
       throw std::runtime_error("cannot write --metrics-file '" + opts_.metrics_file +
                                "': " + std::strerror(errno));
-    std::fprintf(file_, "%s\n", wire::encode(opts_.hello).c_str());
+    file_buf_ = wire::encode(opts_.hello) + "\n";
+    flush_file();
   }
   if (!opts_.monitor_path.empty()) sender_ = std::thread([this] { sender_loop(); });
 }
@@ -51,12 +53,13 @@ Telemetry::~Telemetry() {
 void Telemetry::send(const wire::Message& m) {
   std::string line = wire::encode(m);
   line.push_back('\n');
-  if (file_) {
-    std::fwrite(line.data(), 1, line.size(), file_);
-    // Flush on events and at most every 100 ms: a killed rank loses at most that much.
+  if (file_ >= 0) {
+    file_buf_ += line;
+    // Flush on events, on 32 KiB and at least every 100 ms: a killed rank loses at most that.
     double t = now_s();
-    if (!std::holds_alternative<wire::Step>(m) || t - last_flush_ > 0.1) {
-      std::fflush(file_);
+    if (!std::holds_alternative<wire::Step>(m) || t - last_flush_ > 0.1 ||
+        file_buf_.size() > (32u << 10)) {
+      flush_file();
       last_flush_ = t;
     }
   }
@@ -121,11 +124,23 @@ void Telemetry::sender_loop() {
   if (fd >= 0) ::close(fd);
 }
 
+// Whole lines in one write(): ranks sharing one file under O_APPEND never split each other's lines.
+void Telemetry::flush_file() {
+  std::size_t off = 0;
+  while (off < file_buf_.size()) {
+    ssize_t n = ::write(file_, file_buf_.data() + off, file_buf_.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // disk full or similar: keep training, the socket still has the data
+    off += static_cast<std::size_t>(n);
+  }
+  file_buf_.clear();
+}
+
 void Telemetry::close(double drain_s) {
-  if (file_) {
-    std::fflush(file_);
-    std::fclose(file_);
-    file_ = nullptr;
+  if (file_ >= 0) {
+    flush_file();
+    ::close(file_);
+    file_ = -1;
   }
   if (!sender_.joinable()) return;
   bool drained = false;

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -39,10 +38,12 @@ class Telemetry {
 
  private:
   void sender_loop();
+  void flush_file();
   bool write_all(int fd, const std::string& data);
 
   Options opts_;
-  std::FILE* file_ = nullptr;
+  int file_ = -1;
+  std::string file_buf_;
   double last_flush_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;

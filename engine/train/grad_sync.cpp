@@ -86,7 +86,8 @@ void GradSync::on_grad_ready(std::size_t k) {
 }
 
 void GradSync::launch_ready_locked() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending <= 0) {
+  // The last bucket is never launched from a hook: finish_window() runs it inline.
+  while (next_launch_ + 1 < buckets_.size() && buckets_[next_launch_].pending <= 0) {
     Bucket& b = buckets_[next_launch_++];
     b.launched = true;
     b.op->start();
@@ -103,7 +104,8 @@ void GradSync::finish_window() {
     launch_ready_locked();
     armed_ = false;
   }
-  for (auto& b : buckets_) b.op->wait();
+  for (std::size_t i = 0; i + 1 < buckets_.size(); ++i) buckets_[i].op->wait();
+  buckets_.back().op->run_now();
 }
 
 void GradSync::zero_grads() {

@@ -50,7 +50,7 @@ class TestRunSpec : public QObject {
     QTest::newRow("device") << R"({"device":"tpu"})"
                             << "invalid device 'tpu': must be cpu or cuda";
     QTest::newRow("lr") << R"({"lr":0})"
-                        << "invalid lr '0.0': must be a number greater than 0 and at most 10";
+                        << "invalid lr '0': must be a number greater than 0 and at most 10";
     QTest::newRow("unknown") << R"({"bach_size":4})"
                              << "invalid bach_size '4': is not a run spec field";
     QTest::newRow("huge int") << R"({"epochs":99999999999})"

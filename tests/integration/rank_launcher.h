@@ -1,0 +1,39 @@
+// Test helper: starts the ranks of one real ddpdesk-worker run the way torchrun would (env
+// contract, free port), waits with a deadline, and kills every rank if it passes. Torch-free.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ddpdesk::test {
+
+struct RankRun {
+  std::vector<int> exit_codes;  // per rank: exit status, or 128 + signal
+  std::vector<int> pids;
+  std::vector<std::string> stderr_text;
+  std::vector<std::string> stdout_text;
+  bool timed_out = false;
+};
+
+struct LaunchOptions {
+  int world = 1;
+  std::vector<std::string> args;           // "{rank}" in an argument becomes the rank
+  std::map<std::string, std::string> env;  // added to the environment
+  double timeout_s = 240;
+  // Optional: called once per 10 ms while ranks run; return true to stop polling it.
+  std::function<bool(const std::vector<int>& pids)> while_running;
+};
+
+std::string worker_path();
+std::string temp_dir(const std::string& tag);  // fresh directory under the test's tmp
+int free_port();
+RankRun launch_ranks(const LaunchOptions& o);
+
+// Messages of one type from a JSONL metrics file, in order.
+std::vector<nlohmann::json> read_messages(const std::string& path, const std::string& type);
+bool process_alive(int pid);
+
+}  // namespace ddpdesk::test

@@ -1,0 +1,100 @@
+// Graceful stop and exact resume with real workers: SIGTERM to one rank stops every rank at the
+// same optimizer step with exit 0 and a checkpoint; resuming continues with the very losses the
+// uninterrupted run had.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "rank_launcher.h"
+
+using namespace ddpdesk::test;
+
+namespace {
+
+const std::vector<std::string> kSpec = {"--task",       "seed", "--dataset-size", "8000",
+                                        "--batch-size", "4",    "--accum-steps",  "2",
+                                        "--epochs",     "2",    "--lr",           "1e-3"};
+
+std::int64_t last_step_in(const std::string& path) {
+  std::ifstream in(path);
+  std::int64_t step = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("type", "") == "step") step = j["step"];
+  }
+  return step;
+}
+
+std::vector<double> global_losses(const std::string& path) {
+  std::vector<double> out;
+  for (const auto& s : read_messages(path, "step")) out.push_back(s["global_loss"]);
+  return out;
+}
+
+}  // namespace
+
+TEST(StopResume, SigtermToOneRankStopsAllAtOneStepAndResumeIsExact) {
+  const std::string base = temp_dir("stop");
+  // Reference: the same run, never interrupted.
+  LaunchOptions ref;
+  ref.world = 2;
+  ref.args = kSpec;
+  ref.args.insert(ref.args.end(), {"--metrics-file", base + "/ref{rank}.jsonl"});
+  RankRun r0 = launch_ranks(ref);
+  ASSERT_EQ(r0.exit_codes, (std::vector<int>{0, 0})) << r0.stderr_text[0] << r0.stderr_text[1];
+  const auto want = global_losses(base + "/ref0.jsonl");
+  ASSERT_EQ(want.size(), 1000u);
+
+  // Interrupted: SIGTERM to rank 1 once rank 0 has passed step 300.
+  LaunchOptions o;
+  o.world = 2;
+  o.args = kSpec;
+  o.args.insert(o.args.end(),
+                {"--run-dir", base + "/run", "--metrics-file", base + "/part{rank}.jsonl"});
+  o.while_running = [&](const std::vector<int>& pids) {
+    if (last_step_in(base + "/part0.jsonl") < 300) return false;
+    ::kill(pids[1], SIGTERM);
+    return true;
+  };
+  RankRun r1 = launch_ranks(o);
+  ASSERT_EQ(r1.exit_codes, (std::vector<int>{0, 0})) << r1.stderr_text[0] << r1.stderr_text[1];
+  const std::int64_t stop0 = last_step_in(base + "/part0.jsonl");
+  const std::int64_t stop1 = last_step_in(base + "/part1.jsonl");
+  EXPECT_EQ(stop0, stop1) << "ranks stopped at different steps";
+  ASSERT_GE(stop0, 300);
+  ASSERT_LT(stop0, 1000) << "the run finished before the stop arrived";
+  auto stopped = read_messages(base + "/part0.jsonl", "event");
+  ASSERT_FALSE(stopped.empty());
+  EXPECT_EQ(stopped.back()["event"], "stopped");
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08lld.pt", static_cast<long long>(stop0));
+  ASSERT_TRUE(std::filesystem::exists(base + "/run/checkpoints/" + name));
+
+  // Resume from the run directory: the remaining steps match the reference exactly.
+  LaunchOptions res = o;
+  res.while_running = nullptr;
+  res.args = kSpec;
+  res.args.insert(res.args.end(), {"--run-dir", base + "/run", "--resume", base + "/run",
+                                   "--metrics-file", base + "/rest{rank}.jsonl"});
+  RankRun r2 = launch_ranks(res);
+  ASSERT_EQ(r2.exit_codes, (std::vector<int>{0, 0})) << r2.stderr_text[0];
+  auto steps = read_messages(base + "/rest0.jsonl", "step");
+  ASSERT_EQ(steps.size(), 1000u - stop0);
+  for (const auto& s : steps) {
+    const std::int64_t k = s["step"];
+    EXPECT_EQ(s["global_loss"].get<double>(), want[k - 1]) << "step " << k;
+  }
+}
+
+TEST(StopResume, ResumeFromAFileThatIsNotACheckpointIsRejected) {
+  const std::string base = temp_dir("badckpt");
+  std::ofstream(base + "/junk.pt") << "not a checkpoint";
+  LaunchOptions o;
+  o.args = {"--epochs", "1", "--resume", base + "/junk.pt"};
+  RankRun r = launch_ranks(o);
+  EXPECT_EQ(r.exit_codes[0], 2);
+  EXPECT_NE(r.stderr_text[0].find("cannot load checkpoint"), std::string::npos) << r.stderr_text[0];
+}
