@@ -24,6 +24,7 @@
 //   FAKE_RANKS=a,b           the FAKE_* behaviours above apply only to these ranks (default all)
 #include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <algorithm>
@@ -126,16 +127,24 @@ bool appliesTo(int rank) {
   return false;
 }
 
-// Resume point: "step N" in the newest checkpoint-N.pt of a directory, or in the given file.
+// Checkpoints go where the engine puts them: <run-dir>/checkpoints/step-%08ld.pt. This fake
+// one only holds "step N".
+std::string checkpointPath(const std::string& runDir, long step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/checkpoints/step-%08ld.pt", step);
+  return runDir + name;
+}
+
+// Resume point: "step N" in the newest checkpoint of a run directory, or in the given file.
 long readResumeStep(const std::string& path) {
   std::string file = path;
-  if (DIR* d = ::opendir(path.c_str())) {
+  if (DIR* d = ::opendir((path + "/checkpoints").c_str())) {
     long best = -1;
     while (dirent* e = ::readdir(d)) {
       long n = -1;
-      if (std::sscanf(e->d_name, "checkpoint-%ld.pt", &n) == 1 && n > best) {
+      if (std::sscanf(e->d_name, "step-%ld.pt", &n) == 1 && n > best) {
         best = n;
-        file = path + "/" + e->d_name;
+        file = checkpointPath(path, n);
       }
     }
     ::closedir(d);
@@ -247,7 +256,8 @@ int main(int argc, char** argv) {
       // The real worker agrees on this boundary with every rank; here each rank stops alone.
       event("stopping", step / stepsPerEpoch, step);
       if (rank == 0 && !runDir.empty()) {
-        const std::string path = runDir + "/checkpoint-" + std::to_string(step) + ".pt";
+        const std::string path = checkpointPath(runDir, step);
+        ::mkdir((runDir + "/checkpoints").c_str(), 0755);
         std::ofstream(path) << "step " << step << "\n";
         event("checkpoint", step / stepsPerEpoch, step, path);
       }

@@ -102,17 +102,20 @@ class TestRunDirectory : public QObject {
       QVERIFY(d.writeSpec(spec));
     }
     QVERIFY(QDir().mkpath(root + "/not-a-run"));  // no spec.json: ignored
-    QFile ck(root + "/20260101-000000-seed/checkpoint-10.pt");
-    QVERIFY(ck.open(QIODevice::WriteOnly));
-    ck.close();
+    QVERIFY(QDir().mkpath(root + "/20260101-000000-seed/checkpoints"));
+    for (const char* name : {"step-00000010.pt", "step-00000200.pt", "notes.txt"}) {
+      QFile ck(root + "/20260101-000000-seed/checkpoints/" + name);
+      QVERIFY(ck.open(QIODevice::WriteOnly));
+    }
     const auto runs = RunDirectory::listRuns(root);
     QCOMPARE(int(runs.size()), 3);
     QCOMPARE(runs[0].id, QStringLiteral("20260101-000000-seed"));
     QCOMPARE(runs[1].id, QStringLiteral("20250601-000000-x"));
     QCOMPARE(runs[2].id, QStringLiteral("20250101-000000-seed"));
     QCOMPARE(runs[0].created, QDateTime(QDate(2026, 1, 1), QTime(0, 0)));
-    QCOMPARE(runs[0].checkpoints.size(), 1);
-    QVERIFY(runs[0].checkpoints[0].endsWith(QLatin1String("checkpoint-10.pt")));
+    QCOMPARE(runs[0].checkpoints.size(), 2);
+    QVERIFY(runs[0].checkpoints[0].endsWith(QLatin1String("checkpoints/step-00000200.pt")));
+    QVERIFY(runs[1].checkpoints.isEmpty());
     QVERIFY(RunDirectory::listRuns(data.filePath(QStringLiteral("nothing-here"))).empty());
   }
 };

@@ -30,7 +30,7 @@ class ProgressPrinter {
   }
 
   void update(const RunProgress& p) {
-    if (p.step == 0 && p.totalSteps == 0) return;
+    if (p.step == 0) return;  // nothing trained yet: the line would be all blanks
     const bool newEpoch = p.epoch != lastEpoch_;
     if (!printed_ || since_.elapsed() >= (tty_ ? 200 : 5000) || newEpoch) print(p);
   }

@@ -7,6 +7,7 @@
 #include <QLocalSocket>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <algorithm>
 
 #include "line_buffer.h"
 
@@ -69,6 +70,8 @@ bool MetricsServer::listen(const QString& token, int world, QString* error) {
   world_ = world;
   server_ = new QLocalServer(this);
   server_->setSocketOptions(QLocalServer::UserAccessOption);
+  // Every rank connects at start-up at once; the default backlog (30) is below a big world.
+  server_->setMaxPendingConnections(std::max(64, world + 8));
   connect(server_, &QLocalServer::newConnection, this, &MetricsServer::onNewConnection);
   if (!server_->listen(socket_path_))
     return fail(

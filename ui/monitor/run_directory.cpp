@@ -48,13 +48,13 @@ QList<int> fromArray(const QJsonValue& v) {
   return out;
 }
 
+// The engine writes <run>/checkpoints/step-<zero-padded step>.pt: name order is step order.
 QStringList findCheckpoints(const QString& dir) {
-  QDir d(dir);
-  const QFileInfoList files =
-      d.entryInfoList({QStringLiteral("checkpoint*"), QStringLiteral("*.pt")},
-                      QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time);
+  QDir d(dir + QStringLiteral("/checkpoints"));
+  const QStringList names =
+      d.entryList({QStringLiteral("step-*.pt")}, QDir::Files, QDir::Name | QDir::Reversed);
   QStringList out;
-  for (const auto& fi : files) out.append(fi.absoluteFilePath());
+  for (const auto& n : names) out.append(d.absoluteFilePath(n));
   return out;
 }
 

@@ -4,7 +4,7 @@
 //     metrics.jsonl  every wire message the monitor accepted, one per line (token removed)
 //     rank-N.log     rank N's stdout and stderr, line by line
 //     status.json    how the run ended: state, reason, exit codes (written atomically at the end)
-//     checkpoint*    written by the engine's rank 0
+//     checkpoints/step-NNNNNNNN.pt   written by the engine's rank 0
 #pragma once
 
 #include <QDateTime>
@@ -40,7 +40,7 @@ struct RunRecord {
   bool specValid = false;
   std::optional<RunStatus> status;  // absent: the run is active, or its monitor died
   QDateTime created;
-  QStringList checkpoints;  // checkpoint files found in the directory, newest first
+  QStringList checkpoints;  // checkpoints/step-*.pt, highest step first
 };
 
 class RunDirectory {
