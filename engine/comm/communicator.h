@@ -62,6 +62,8 @@ struct CommOptions {
 // Gloo or NCCL communicator. Throws std::runtime_error with a one-line reason.
 std::unique_ptr<Communicator> make_gloo_communicator(const CommOptions& o);
 std::unique_ptr<Communicator> make_nccl_communicator(const CommOptions& o);
+// Shared memory between ranks of one machine (CPU only); see shm_communicator.cpp.
+std::unique_ptr<Communicator> make_shm_communicator(const CommOptions& o);
 bool gloo_available();
 bool nccl_available();
 

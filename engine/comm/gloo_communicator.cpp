@@ -76,7 +76,7 @@ class GlooAllreduce : public PreparedAllreduce {
 
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(const CommOptions& o) : env_(o.env) {
+  explicit GlooCommunicator(const CommOptions& o) : env_(o.env) {
     auto c10_store = connect_store(o.env, o.timeout_s);
     GlooStoreAdapter adapter(c10_store);
     gloo::transport::tcp::attr attr;
@@ -90,22 +90,16 @@ class GlooCommunicator : public Communicator {
       attr.hostname = host;
     }
     auto device = gloo::transport::tcp::CreateDevice(attr);
-    auto ctx = std::make_shared<gloo::rendezvous::Context>(o.env.rank, o.env.world);
     auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout_s * 1000));
-    ctx->setTimeout(timeout);
-    try {
-      ctx->connectFullMesh(adapter, device);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      throw std::runtime_error("gloo could not connect all " + std::to_string(o.env.world) +
-                               " ranks: " + what.substr(0, what.find('\n')));
-    }
-    // Busy-polling pairs cut small-message latency but burn a core; opt-in (see README).
-    if (const char* bp = std::getenv("DDPDESK_GLOO_BUSY_POLL"); bp && std::string(bp) == "1") {
-      for (int i = 0; i < o.env.world; ++i)
-        if (i != o.env.rank) ctx->getPair(i)->setSync(true, true);
-    }
-    ctx_ = ctx;
+    // Two meshes with different pair modes (DESIGN.md's latency table): small messages take
+    // busy-polling pairs (~0.03 ms for a seed-task allreduce, and the wait is too short to waste
+    // a core), large ones take blocking sync pairs, where the calling thread reads the socket
+    // itself instead of handing off to Gloo's event loop. DDPDESK_GLOO_MODE=async|sync|busy
+    // forces one mode for both (for measurements).
+    const char* mode_env = std::getenv("DDPDESK_GLOO_MODE");
+    const std::string mode = mode_env && *mode_env ? mode_env : "auto";
+    small_ = connect_mesh(adapter, device, "small", timeout, mode == "auto" ? "busy" : mode);
+    large_ = connect_mesh(adapter, device, "large", timeout, mode == "auto" ? "sync" : mode);
   }
 
   int rank() const override { return env_.rank; }
@@ -114,7 +108,7 @@ class GlooCommunicator : public Communicator {
 
   std::unique_ptr<PreparedAllreduce> prepare_allreduce(torch::Tensor buffer) override {
     check_cpu_contiguous(buffer);
-    return std::make_unique<GlooAllreduce>(ctx_, exec_, buffer, collectives_);
+    return std::make_unique<GlooAllreduce>(ctx_for(buffer.nbytes()), exec_, buffer, collectives_);
   }
 
   void allreduce_sum(torch::Tensor t) override {
@@ -122,9 +116,9 @@ class GlooCommunicator : public Communicator {
     ++collectives_;
     run_sync([&] {
       if (t.scalar_type() == torch::kDouble) {
-        gloo::AllreduceRing<double>(ctx_, {t.data_ptr<double>()}, t.numel()).run();
+        gloo::AllreduceRing<double>(small_, {t.data_ptr<double>()}, t.numel()).run();
       } else if (t.scalar_type() == torch::kFloat) {
-        gloo::AllreduceRing<float>(ctx_, {t.data_ptr<float>()}, t.numel()).run();
+        gloo::AllreduceRing<float>(small_, {t.data_ptr<float>()}, t.numel()).run();
       } else {
         throw std::logic_error("allreduce_sum: float32 or float64 only");
       }
@@ -135,7 +129,7 @@ class GlooCommunicator : public Communicator {
     check_cpu_contiguous(t);
     ++collectives_;
     run_sync([&] {
-      gloo::BroadcastOneToAll<char>(ctx_, {static_cast<char*>(t.data_ptr())},
+      gloo::BroadcastOneToAll<char>(large_, {static_cast<char*>(t.data_ptr())},
                                     t.numel() * t.element_size(), root)
           .run();
     });
@@ -143,7 +137,7 @@ class GlooCommunicator : public Communicator {
 
   void barrier() override {
     ++collectives_;
-    run_sync([&] { gloo::BarrierAllToOne(ctx_).run(); });
+    run_sync([&] { gloo::BarrierAllToOne(small_).run(); });
   }
 
  private:
@@ -153,8 +147,33 @@ class GlooCommunicator : public Communicator {
     exec_.wait(exec_.submit(std::function<void()>(f)));
   }
 
+  std::shared_ptr<gloo::Context> connect_mesh(gloo::rendezvous::Store& store,
+                                              std::shared_ptr<gloo::transport::Device> device,
+                                              const std::string& name,
+                                              std::chrono::milliseconds timeout,
+                                              const std::string& mode) {
+    gloo::rendezvous::PrefixStore prefixed(name, store);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(env_.rank, env_.world);
+    ctx->setTimeout(timeout);
+    try {
+      ctx->connectFullMesh(prefixed, device);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      throw std::runtime_error("gloo could not connect all " + std::to_string(env_.world) +
+                               " ranks: " + what.substr(0, what.find('\n')));
+    }
+    if (mode == "sync" || mode == "busy")
+      for (int i = 0; i < env_.world; ++i)
+        if (i != env_.rank) ctx->getPair(i)->setSync(true, mode == "busy");
+    return ctx;
+  }
+  const std::shared_ptr<gloo::Context>& ctx_for(std::int64_t bytes) const {
+    return bytes <= kSmallBytes ? small_ : large_;
+  }
+
+  static constexpr std::int64_t kSmallBytes = 64 << 10;
   RankEnv env_;
-  std::shared_ptr<gloo::Context> ctx_;
+  std::shared_ptr<gloo::Context> small_, large_;
   SerialExecutor exec_;
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <torch/cuda.h>
@@ -55,6 +56,16 @@ struct EpochPlan {
   std::int64_t micro = 0;
   std::int64_t windows = 0;
 };
+
+// CPU collectives: shared memory when every rank is on this machine (torchrun's
+// LOCAL_WORLD_SIZE == WORLD_SIZE), Gloo over TCP otherwise. DDPDESK_COMM=gloo|shm overrides.
+std::unique_ptr<Communicator> make_cpu_communicator(const CommOptions& co) {
+  const char* forced = std::getenv("DDPDESK_COMM");
+  const std::string choice = forced && *forced ? forced : "auto";
+  if (choice == "shm" || (choice == "auto" && co.env.local_world == co.env.world))
+    return make_shm_communicator(co);
+  return make_gloo_communicator(co);
+}
 
 class Trainer {
  public:
@@ -134,7 +145,7 @@ class Trainer {
       co.env = env_;
       co.timeout_s = spec_.collective_timeout;
       co.cuda_device = device_.is_cuda() ? device_.index() : -1;
-      comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_gloo_communicator(co);
+      comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_cpu_communicator(co);
       broadcast_parameters();
     }
     sync_ = std::make_unique<GradSync>(params_, comm_.get());

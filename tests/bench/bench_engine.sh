@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Engine throughput against the Python references in ../shared/anchors, side by side in one run,
+# same settings, same BLAS, OMP_NUM_THREADS=1 for both. Builds nothing: uses an existing build.
+#   tests/bench/bench_engine.sh [rounds]     (env: DDPDESK_BUILD_DIR, default build)
+# Prints samples/s for both and the ratio; the best of `rounds` runs (default 2) each, since this
+# 2-core machine is shared and noisy.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+worker=${DDPDESK_WORKER:-$root/${DDPDESK_BUILD_DIR:-build}/app/ddpdesk-worker}
+anchors=${DDPDESK_ANCHORS:-$root/../shared/anchors}
+rounds=${1:-2}
+[ -x "$worker" ] || { echo "bench: no worker at $worker (build first: scripts/build.sh)"; exit 1; }
+[ -d "$anchors" ] || { echo "bench: no Python anchors at $anchors"; exit 1; }
+/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "bench: needs python3-torch"; exit 1; }
+export OMP_NUM_THREADS=1 PATH=/usr/bin:$PATH
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
+
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -n 1; }
+best() { sort -g | tail -n 1; }
+
+# The seed script crashes when a batch has only empty samples (its own bug): retry a few times.
+py_seed() {
+  for _ in 1 2 3 4 5; do
+    out=$("$anchors/launch.sh" 2 python3 "$anchors/seed_ddp.py" "$1" 2>/dev/null | grep seed-python)
+    [ -n "$out" ] && { echo "$out"; return; }
+  done
+}
+
+seed_py=(); seed_cc=(); mlp_py=(); mlp_cc=(); acc_py=(); acc_cc=()
+for ((i = 0; i < rounds; i++)); do
+  seed_py+=("$(py_seed 10 | field samples_per_s)")
+  seed_cc+=("$(scripts/launch-local.sh 2 "$worker" --task seed --epochs 10 --batch-size 4 \
+      --lr 1e-4 --weight-decay 5e-4 2>/dev/null | field samples_per_s)")
+  out=$("$anchors/launch.sh" 2 python3 "$anchors/fmnist_ddp.py" --model mlp --epochs 1 \
+      --batch 64 --accum 1 2>/dev/null | grep python-ddp)
+  mlp_py+=("$(echo "$out" | field samples_per_s)"); acc_py+=("$(echo "$out" | field test_acc)")
+  out=$(scripts/launch-local.sh 2 "$worker" --task fmnist-mlp --epochs 1 --batch-size 64 \
+      --lr 1e-3 2>/dev/null)
+  mlp_cc+=("$(echo "$out" | field samples_per_s)"); acc_cc+=("$(echo "$out" | field test_acc)")
+done
+
+row() {  # name python ddpdesk target
+  awk -v n="$1" -v p="$2" -v c="$3" -v t="$4" \
+    'BEGIN { printf "| %-34s | %10.0f | %10.0f | %6.2fx | %s |\n", n, p, c, (p > 0 ? c / p : 0), t }'
+}
+echo "BLAS: $blas; OMP_NUM_THREADS=1; best of $rounds rounds"
+echo "| case (world=2, CPU, gloo)          | Python s/s | ddpdesk s/s |  ratio | target |"
+echo "|------------------------------------|-----------:|-----------:|-------:|--------|"
+row "seed task, batch 4, 10 epochs" "$(printf '%s\n' "${seed_py[@]}" | best)" \
+  "$(printf '%s\n' "${seed_cc[@]}" | best)" ">= 10x"
+row "fmnist-mlp, batch 64, 1 epoch" "$(printf '%s\n' "${mlp_py[@]}" | best)" \
+  "$(printf '%s\n' "${mlp_cc[@]}" | best)" ">= 2x"
+echo "fmnist-mlp test accuracy after 1 epoch: Python $(printf '%s\n' "${acc_py[@]}" | best)," \
+  "ddpdesk $(printf '%s\n' "${acc_cc[@]}" | best) (target: no worse)"
