@@ -39,7 +39,7 @@ constexpr int kMaxWorld = 64;
 struct alignas(64) Control {
   std::atomic<std::uint32_t> arrived;
   std::atomic<std::uint32_t> generation;
-  std::atomic<std::uint32_t> failed;  // set by a rank that gives up, so the others stop too
+  std::atomic<std::uint32_t> failed;  // 1 + the missing rank, so every waiter names it
   std::int32_t pid[kMaxWorld];
   std::atomic<std::uint64_t> passed[kMaxWorld];  // barriers each rank has passed
 };
@@ -205,7 +205,12 @@ class ShmCommunicator : public Communicator {
       timespec ts{0, 20 * 1000 * 1000};  // wake every 20 ms to check the peers
       futex(&c->generation, FUTEX_WAIT, gen, &ts);
       if (c->generation.load(std::memory_order_acquire) != gen) return;
-      if (c->failed.load()) throw std::runtime_error("another rank abandoned the collective");
+      if (std::uint32_t f = c->failed.load()) {  // a peer already found out who is missing
+        const int r = static_cast<int>(f - 1);
+        throw std::runtime_error("rank " + std::to_string(r) + " (pid " +
+                                 std::to_string(c->pid[r]) +
+                                 ") died or stalled; the run cannot continue");
+      }
       check_peers(clock::now() > deadline);
     }
   }
@@ -219,7 +224,7 @@ class ShmCommunicator : public Communicator {
       const pid_t pid = c->pid[r];
       const bool dead = pid > 0 && !process_running(pid);
       if (dead || past_deadline) {
-        c->failed.store(1);
+        c->failed.store(static_cast<std::uint32_t>(r + 1));
         futex(&c->generation, FUTEX_WAKE, INT32_MAX, nullptr);
         throw std::runtime_error(
             dead ? "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 
 #include <torch/cuda.h>
@@ -69,7 +70,10 @@ std::unique_ptr<Communicator> make_cpu_communicator(const CommOptions& co) {
 
 class Trainer {
  public:
-  explicit Trainer(const TrainerOptions& o) : o_(o), spec_(o.spec), env_(o.env) {}
+  explicit Trainer(const TrainerOptions& o) : o_(o), spec_(o.spec), env_(o.env) {
+    // Test-only fault injection: a NaN loss on rank 0 at this optimizer step.
+    if (const char* f = std::getenv("DDPDESK_FAULT_NAN_AT_STEP")) nan_at_step_ = std::atoll(f);
+  }
 
   TrainResult run() {
     setup();
@@ -225,6 +229,8 @@ class Trainer {
       auto last = indices.begin() + std::min((m + 1) * B, plan_.per_rank);
       Batch batch = to_device(train_->batch(std::vector<std::int64_t>(first, last)), device_);
       torch::Tensor loss = model_->loss_sum(model_->forward(batch), batch);
+      if (nan_at_step_ == pos_.step + 1 && env_.rank == 0)
+        loss = loss * std::numeric_limits<float>::quiet_NaN();  // fault injection for tests
       window_loss += loss.detach();
       const bool boundary = m + 1 == m1;
       if (boundary) {
@@ -405,6 +411,7 @@ class Trainer {
   std::int64_t resumed_samples_ = 0;
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
   std::int64_t last_log_samples_ = 0;
+  std::int64_t nan_at_step_ = -1;
   double last_global_loss_ = 0, last_eval_loss_ = 0, last_eval_acc_ = 0;
 };
 

@@ -1,0 +1,91 @@
+// Faults inside a run of real workers: a rank killed with SIGKILL mid-run must not leave the
+// others hanging (they fail fast naming the dead rank), and a non-finite loss stops the run with
+// the step it happened at.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "rank_launcher.h"
+
+using namespace ddpdesk::test;
+
+namespace {
+
+std::int64_t last_step_in(const std::string& path) {
+  std::int64_t step = 0;
+  for (const auto& s : read_messages(path, "step")) step = s["step"];
+  return step;
+}
+
+void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_step) {
+  const std::string dir = temp_dir("kill");
+  LaunchOptions o;
+  o.world = 3;
+  o.args = {"--task",
+            "seed",
+            "--dataset-size",
+            "30000",
+            "--epochs",
+            "3",
+            "--batch-size",
+            "4",
+            "--metrics-file",
+            dir + "/m{rank}.jsonl",
+            "--collective-timeout",
+            "120"};
+  o.env = {{"DDPDESK_COMM", comm}};
+  o.timeout_s = 100;  // far below the collective timeout: a hang would show as a time-out
+  const std::string watched = dir + "/m" + std::to_string(victim == 0 ? 1 : 0) + ".jsonl";
+  o.while_running = [&](const std::vector<int>& pids) {
+    if (last_step_in(watched) < at_step) return false;
+    ::kill(pids[victim], SIGKILL);
+    return true;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  RankRun r = launch_ranks(o);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.timed_out) << comm << ": survivors hung";
+  EXPECT_EQ(r.exit_codes[victim], 128 + SIGKILL);
+  for (int k = 0; k < o.world; ++k) {
+    if (k == victim) continue;
+    EXPECT_EQ(r.exit_codes[k], 1) << comm << " rank " << k << ": " << r.stderr_text[k];
+    if (comm == "shm")  // shared memory knows exactly who is missing
+      EXPECT_NE(r.stderr_text[k].find("rank " + std::to_string(victim)), std::string::npos)
+          << r.stderr_text[k];
+    EXPECT_FALSE(process_alive(r.pids[k]));
+  }
+  EXPECT_LT(secs, 60) << comm;
+}
+
+}  // namespace
+
+TEST(RankFaults, KilledRankFailsTheOthersFastWithSharedMemory) {
+  kill_a_rank_mid_run("shm", 1, 200);
+  kill_a_rank_mid_run("shm", 0, 500);
+  kill_a_rank_mid_run("shm", 2, 50);
+}
+
+TEST(RankFaults, KilledRankFailsTheOthersFastWithGloo) {
+  kill_a_rank_mid_run("gloo", 2, 200);
+}
+
+TEST(RankFaults, NonFiniteLossStopsTheRunAtThatStep) {
+  const std::string dir = temp_dir("nan");
+  LaunchOptions o;
+  o.world = 2;
+  o.args = {"--task", "seed", "--epochs", "2", "--metrics-file", dir + "/m{rank}.jsonl"};
+  o.env = {{"DDPDESK_FAULT_NAN_AT_STEP", "37"}};
+  RankRun r = launch_ranks(o);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.exit_codes[k], 1);
+    EXPECT_NE(r.stderr_text[k].find("non-finite loss at step 37"), std::string::npos)
+        << r.stderr_text[k];
+    auto errors = read_messages(dir + "/m" + std::to_string(k) + ".jsonl", "error");
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors[0]["message"].get<std::string>().find("step 37"), std::string::npos);
+    EXPECT_EQ(last_step_in(dir + "/m" + std::to_string(k) + ".jsonl"), 37);
+  }
+}
