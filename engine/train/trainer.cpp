@@ -144,7 +144,10 @@ class Trainer {
                                     "': the checkpoint is already past it");
     }
 
-    if (env_.world > 1) {
+    // DDPDESK_FORCE_COMM=1 builds the communicator even for one rank, so a one-GPU machine can
+    // still exercise the NCCL path (tests/gpu).
+    const char* force = std::getenv("DDPDESK_FORCE_COMM");
+    if (env_.world > 1 || (force && std::string(force) == "1")) {
       CommOptions co;
       co.env = env_;
       co.timeout_s = spec_.collective_timeout;

@@ -1,0 +1,34 @@
+"""Python reference for the GPU check: PyTorch DDP (NCCL, one GPU) on Fashion-MNIST, the same
+CNN, Adam and batch size as `ddpdesk-worker --task fmnist-cnn --device cuda`. Prints samples/s.
+Run: MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 python3 fmnist_cuda_ref.py DIR
+"""
+import gzip, os, sys, time
+import numpy as np, torch, torch.nn as nn, torch.distributed as dist
+
+d = sys.argv[1]
+epochs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+def idx(name, off):
+    with gzip.open(os.path.join(d, name)) as f:
+        return np.frombuffer(f.read(), np.uint8, offset=off)
+x = torch.from_numpy(idx("train-images-idx3-ubyte.gz", 16).copy()).float().div_(255).view(-1, 1, 28, 28)
+x = ((x - 0.2860) / 0.3530).cuda()
+y = torch.from_numpy(idx("train-labels-idx1-ubyte.gz", 8).copy()).long().cuda()
+dist.init_process_group("nccl")
+torch.manual_seed(0)
+net = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                    nn.MaxPool2d(2), nn.Flatten(), nn.Linear(1600, 128), nn.ReLU(), nn.Linear(128, 10)).cuda()
+net = nn.parallel.DistributedDataParallel(net, device_ids=[0])
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+crit = nn.CrossEntropyLoss()
+B = 64
+torch.cuda.synchronize(); t0 = time.perf_counter(); seen = 0
+for epoch in range(epochs):
+    g = torch.Generator(); g.manual_seed(epoch)
+    perm = torch.randperm(len(y), generator=g).cuda()
+    for i in range(0, len(y), B):
+        b = perm[i:i + B]
+        opt.zero_grad()
+        crit(net(x[b]), y[b]).backward()
+        opt.step(); seen += len(b)
+torch.cuda.synchronize(); dt = time.perf_counter() - t0
+print(f"python-ddp-cuda model=cnn world=1 batch={B} epochs={epochs} time={dt:.2f}s samples_per_s={seen/dt:.0f}")
