@@ -1,5 +1,7 @@
 #include "checkpoint.h"
 
+#include "fused_adam.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <stdexcept>
 
 #include <torch/nn/module.h>
-#include <torch/optim/optimizer.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -48,9 +49,8 @@ std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
   return (fs::path(checkpoint_dir(run_dir)) / name).string();
 }
 
-void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, const TrainPosition& pos,
-                     const std::string& spec_json) {
+void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
+                     const TrainPosition& pos, const std::string& spec_json) {
   torch::serialize::OutputArchive ar;
   torch::serialize::OutputArchive model_ar, optim_ar;
   model.save(model_ar);
@@ -86,8 +86,8 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
   fsync_path(final_path.parent_path().string(), O_RDONLY | O_DIRECTORY);
 }
 
-void load_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, TrainPosition& pos) {
+void load_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
+                     TrainPosition& pos) {
   try {
     torch::serialize::InputArchive ar;
     ar.load_from(path);

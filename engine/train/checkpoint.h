@@ -11,12 +11,11 @@ namespace torch {
 namespace nn {
 class Module;
 }
-namespace optim {
-class Optimizer;
-}
 }  // namespace torch
 
 namespace ddpdesk {
+
+class FusedAdam;
 
 // Where training stands; saved with every checkpoint and restored on resume.
 struct TrainPosition {
@@ -30,13 +29,12 @@ struct TrainPosition {
 std::string checkpoint_dir(const std::string& run_dir);
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 
-void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, const TrainPosition& pos,
-                     const std::string& spec_json);
+void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
+                     const TrainPosition& pos, const std::string& spec_json);
 
 // Loads into model/optimizer/pos. Throws std::runtime_error naming the file on any problem.
-void load_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer& optimizer, TrainPosition& pos);
+void load_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
+                     TrainPosition& pos);
 
 // `where` is a checkpoint file or a run directory; for a directory, the newest checkpoint.
 // Throws std::runtime_error when there is none.

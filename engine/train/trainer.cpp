@@ -9,12 +9,12 @@
 #include <stdexcept>
 
 #include <torch/cuda.h>
-#include <torch/optim/adam.h>
 #include <torch/utils.h>
 
 #include "checkpoint.h"
 #include "communicator.h"
 #include "dataset.h"
+#include "fused_adam.h"
 #include "grad_sync.h"
 #include "models.h"
 #include "sampler.h"
@@ -125,8 +125,10 @@ class Trainer {
     model_ = make_model(spec_.task);
     model_->to(device_);
     params_ = model_->parameters();
-    optimizer_ = std::make_unique<torch::optim::Adam>(
-        params_, torch::optim::AdamOptions(spec_.lr).weight_decay(spec_.weight_decay));
+    AdamOptions adam;
+    adam.lr = spec_.lr;
+    adam.weight_decay = spec_.weight_decay;
+    optimizer_ = std::make_unique<FusedAdam>(params_, adam);
 
     if (!spec_.resume.empty()) {
       std::string path;
@@ -406,7 +408,7 @@ class Trainer {
   EpochPlan plan_;
   std::shared_ptr<TaskModel> model_;
   std::vector<torch::Tensor> params_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
   TrainPosition pos_;
