@@ -63,6 +63,22 @@ class TestHeadless : public QObject {
     }
     return {};
   }
+  // Waits until every rank's log shows a step: their signal handlers are in place, so a stop
+  // is graceful rather than racing the ranks' start-up.
+  bool waitForTraining(int ranks) const {
+    for (int i = 0; i < kTimeout / 50; ++i) {
+      const QString runs = data->filePath(QStringLiteral("ddpdesk/runs"));
+      int training = 0;
+      for (const auto& run : QDir(runs).entryList(QDir::Dirs | QDir::NoDotAndDotDot))
+        for (int r = 0; r < ranks; ++r) {
+          QFile log(QStringLiteral("%1/%2/rank-%3.log").arg(runs, run).arg(r));
+          if (log.open(QIODevice::ReadOnly) && log.readAll().contains(": step 2/")) ++training;
+        }
+      if (training == ranks) return true;
+      QTest::qWait(50);
+    }
+    return false;
+  }
   bool runsDirExists() const { return QDir(data->filePath(QStringLiteral("ddpdesk"))).exists(); }
 
  private Q_SLOTS:
@@ -132,8 +148,7 @@ class TestHeadless : public QObject {
     QString err;
     const QList<qint64> pids = waitForStart(*p, &err);
     QCOMPARE(pids.size(), 2);
-    // Let it get going, so the stop happens mid-training.
-    QTest::qWait(300);
+    QVERIFY(waitForTraining(2));  // the stop happens mid-training
     ::kill(pid_t(p->processId()), SIGINT);
     QVERIFY(p->waitForFinished(kTimeout));
     QCOMPARE(p->exitStatus(), QProcess::NormalExit);
@@ -162,7 +177,7 @@ class TestHeadless : public QObject {
     QString err;
     const QList<qint64> pids = waitForStart(*p, &err);
     QCOMPARE(pids.size(), 2);
-    QTest::qWait(300);
+    QVERIFY(waitForTraining(2));
     ::kill(-pid_t(p->processId()), SIGINT);
     QVERIFY(p->waitForFinished(kTimeout));
     QCOMPARE(p->exitCode(), 130);
@@ -176,6 +191,7 @@ class TestHeadless : public QObject {
     QString err;
     const QList<qint64> pids = waitForStart(*p, &err);
     QCOMPARE(pids.size(), 2);
+    QVERIFY(waitForTraining(2));
     ::kill(pid_t(p->processId()), SIGKILL);
     QVERIFY(p->waitForFinished(kTimeout));
     // PR_SET_PDEATHSIG: each rank gets SIGTERM and stops gracefully on its own.

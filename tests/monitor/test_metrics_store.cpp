@@ -148,6 +148,13 @@ class TestMetricsStore : public QObject {
     e2.step = 20;
     e2.loss = 0.4;
     store.ingest(e2);
+    // A slower rank's copy of the first one arrives after the second: still one point each.
+    wire::Eval late;
+    late.rank = 2;
+    late.epoch = 0;
+    late.step = 10;
+    late.loss = 0.5;
+    store.ingest(late);
     QCOMPARE(int(store.evals().size()), 2);
     QCOMPARE(store.evals().accuracy[0], 0.8);
     QVERIFY(std::isnan(store.evals().accuracy[1]));

@@ -39,6 +39,15 @@ class TestRunController : public QObject {
     for (const auto& args : spy) out << RunController::stateName(args.at(0).value<State>());
     return out;
   }
+  // Waits for a log line of `rank` containing `text` (the fake says what it is doing).
+  static bool waitForLine(QSignalSpy& lines, int rank, const QString& text) {
+    for (int i = 0; i < kRunTimeout / 20; ++i) {
+      for (const auto& args : lines)
+        if (args.at(0).toInt() == rank && args.at(2).toString().contains(text)) return true;
+      QTest::qWait(20);
+    }
+    return false;
+  }
   // Waits until every rank reported at least `n` steps (the run is really under way).
   bool waitForSteps(int n) {
     for (int i = 0; i < kRunTimeout / 20; ++i) {
@@ -163,18 +172,21 @@ class TestRunController : public QObject {
   }
 
   void hangingSurvivorIsKilledAfterGrace() {
-    // Rank 1 crashes at step 5; rank 0 hangs from step 3 and ignores SIGTERM.
+    // Rank 0 hangs and ignores SIGTERM; once it does, rank 1 dies (as the OOM killer would do it).
     make({{"FAKE_STEPS", "100000"},
           {"FAKE_STEP_MS", "5"},
-          {"FAKE_CRASH_STEP", "5"},
-          {"FAKE_CRASH_RANK", "1"},
           {"FAKE_HANG_RANK", "0"},
           {"FAKE_HANG_STEP", "3"}},
          500);
+    QSignalSpy lines(c.get(), &RunController::logLine);
     QVERIFY(c->start(fakeSpec(2)));
+    QVERIFY(waitForLine(lines, 0, QStringLiteral("hanging")));
+    QVERIFY(waitForSteps(1));
+    ::kill(pid_t(c->pids().at(1)), SIGKILL);  // not by us: a failure
     QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Failed, kRunTimeout);
     QVERIFY(allGone(c->pids()));
     QCOMPARE(c->failure().rank, 1);  // the crash, not the kill we did
+    QCOMPARE(c->failure().signal, SIGKILL);
     const auto ranks = c->ranks();
     QVERIFY(ranks[0].crashed);
     QCOMPARE(ranks[0].signal, SIGKILL);
@@ -208,8 +220,9 @@ class TestRunController : public QObject {
           {"FAKE_HANG_RANK", "1"},
           {"FAKE_HANG_STEP", "1"}},
          800);
+    QSignalSpy lines(c.get(), &RunController::logLine);
     QVERIFY(c->start(fakeSpec(2)));
-    QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Running, kRunTimeout);
+    QVERIFY(waitForLine(lines, 1, QStringLiteral("hanging")));
     QTRY_VERIFY_WITH_TIMEOUT(c->store()->rankSeries(0).size() >= 2, kRunTimeout);
     c->stop();
     QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Stopped, kRunTimeout);

@@ -58,6 +58,7 @@ void MetricsStore::clear() {
   evals_ = EvalSeries();
   events_.clear();
   errors_.clear();
+  evalKeys_.clear();
   messages_ = 0;
   totalSteps_ = 0;
   globalSession_ = 0;
@@ -126,10 +127,9 @@ void MetricsStore::apply(const wire::Message& msg) {
       globalSession_ = std::max(globalSession_, session);
     }
   } else if (const auto* e = std::get_if<wire::Eval>(&msg)) {
-    // Evaluation results are global (allreduced); several ranks may send the same one.
-    const bool duplicate = !evals_.step.empty() && evals_.step.back() == double(e->step) &&
-                           evals_.epoch.back() == double(e->epoch);
-    if (!duplicate) {
+    // Evaluation results are global (allreduced); several ranks may send the same one, and
+    // their connections are read in any order.
+    if (evalKeys_.insert({e->epoch, e->step}).second) {
       evals_.step.push_back(double(e->step));
       evals_.epoch.push_back(e->epoch);
       evals_.loss.push_back(e->loss);

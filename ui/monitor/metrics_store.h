@@ -13,6 +13,8 @@
 #include <QTimer>
 #include <cstdint>
 #include <limits>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "wire.h"
@@ -43,7 +45,7 @@ struct GlobalSeries {
   std::size_t size() const { return step.size(); }
 };
 
-// Validation results, one point per evaluation (duplicates from several ranks are merged).
+// Validation results, one point per (epoch, step) (duplicates from several ranks are merged).
 struct EvalSeries {
   std::vector<double> step;
   std::vector<double> epoch;
@@ -148,6 +150,7 @@ class MetricsStore : public QObject {
   int globalSession_ = 0;      // session that produced the last global point
   GlobalSeries global_;
   EvalSeries evals_;
+  std::set<std::pair<int, std::int64_t>> evalKeys_;  // (epoch, step) of every eval kept
   std::vector<wire::Event> events_;
   std::vector<wire::Error> errors_;
   qint64 totalSteps_ = 0;
