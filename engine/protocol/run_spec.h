@@ -28,6 +28,7 @@ struct RunSpec {
   std::string resume;                // run dir or checkpoint file to continue from
   std::string metrics_file;          // JSONL copy of every wire message this rank sends
   int checkpoint_every = 0;          // optimizer steps between periodic checkpoints; 0 = off
+  double checkpoint_minutes = 0;     // minutes between periodic checkpoints; 0 = off
   int keep_checkpoints = 3;          // periodic checkpoints kept on disk
   double collective_timeout = 60.0;  // seconds a collective may wait for a peer
   std::string name;                  // free text label for the run (monitor only)

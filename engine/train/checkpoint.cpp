@@ -3,10 +3,12 @@
 #include "fused_adam.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -35,6 +37,17 @@ std::int64_t read_int(torch::serialize::InputArchive& ar, const char* key) {
   c10::IValue v;
   if (!ar.try_read(key, v) || !v.isInt()) throw std::runtime_error(std::string("missing ") + key);
   return v.toInt();
+}
+
+// Test-only fault injection (DDPDESK_FAULT_KILL_IN_CHECKPOINT=<step>): die half-way through
+// writing that step's checkpoint, as a power cut or kill -9 would.
+void crash_here_if_asked(const std::string& tmp, std::int64_t step) {
+  const char* f = std::getenv("DDPDESK_FAULT_KILL_IN_CHECKPOINT");
+  if (!f || std::atoll(f) != step) return;
+  std::error_code ec;
+  const auto size = fs::file_size(tmp, ec);
+  if (!ec) fs::resize_file(tmp, size / 2, ec);
+  ::kill(::getpid(), SIGKILL);
 }
 
 }  // namespace
@@ -78,6 +91,7 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAda
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write checkpoint '" + path + "': " + e.what());
   }
+  crash_here_if_asked(tmp, pos.step);
   fsync_path(tmp, O_RDONLY);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
@@ -139,6 +153,11 @@ std::string resolve_checkpoint(const std::string& where) {
 }
 
 void prune_checkpoints(const std::string& run_dir, int keep) {
+  // Torn temporary files from a writer that was killed (never ours: we just renamed ours).
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(checkpoint_dir(run_dir), ec))
+    if (e.path().filename().string().find(".pt.tmp-") != std::string::npos)
+      fs::remove(e.path(), ec);
   auto all = list_checkpoints(run_dir);
   for (std::size_t i = 0; i + keep < all.size(); ++i) std::remove(all[i].c_str());
 }

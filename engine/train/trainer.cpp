@@ -291,9 +291,12 @@ class Trainer {
     }
     sync_->zero_grads();
     train_time_ += now_s() - t_window;
-    if (outcome == StepOutcome::Ok && env_.rank == 0 && spec_.checkpoint_every > 0 &&
-        !spec_.run_dir.empty() && pos_.step % spec_.checkpoint_every == 0)
-      write_checkpoint();
+    if (outcome == StepOutcome::Ok && env_.rank == 0 && !spec_.run_dir.empty()) {
+      const bool by_steps = spec_.checkpoint_every > 0 && pos_.step % spec_.checkpoint_every == 0;
+      const bool by_time = spec_.checkpoint_minutes > 0 &&
+                           now_s() - last_checkpoint_ >= spec_.checkpoint_minutes * 60;
+      if (by_steps || by_time) write_checkpoint();
+    }
     return outcome;
   }
 
@@ -343,6 +346,7 @@ class Trainer {
     TrainPosition p = pos_;
     p.train_seconds = run_time();
     const std::string path = checkpoint_path(spec_.run_dir, p.step);
+    last_checkpoint_ = now_s();
     save_checkpoint(path, *model_, *optimizer_, p, to_json_text(spec_));
     prune_checkpoints(spec_.run_dir, spec_.keep_checkpoints);
     auto e = event("checkpoint");
@@ -414,6 +418,7 @@ class Trainer {
   TrainPosition pos_;
   std::string resumed_from_;
   std::int64_t resumed_samples_ = 0;
+  double last_checkpoint_ = now_s();
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
   std::int64_t last_log_samples_ = 0;
   std::int64_t nan_at_step_ = -1;
