@@ -10,6 +10,7 @@ packages=(
   libopenblas0-pthread                       # fast BLAS behind libblas.so.3 (LibTorch links it)
   nlohmann-json3-dev libcli11-dev zlib1g-dev # wire format, CLI flags, gzip'd idx files
   libgtest-dev                               # engine unit tests (Torch code cannot use Qt Test)
+  clang libclang-rt-14-dev                   # libFuzzer targets and sanitizers
   dataset-fashion-mnist                      # real training data
   python3-torch                              # torchrun compatibility test, sampler reference
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
