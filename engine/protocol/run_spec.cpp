@@ -241,6 +241,11 @@ std::vector<FieldError> validate(const RunSpec& spec) {
     out.insert(out.end(), e.begin(), e.end());
   }
   // Cross-field rule: a data set smaller than one global micro-batch cannot train.
+  // The seed task precomputes its samples in memory (about 44 bytes each).
+  if (out.empty() && spec.task == "seed" && spec.dataset_size > 1000000) {
+    out.push_back({"dataset_size", std::to_string(spec.dataset_size),
+                   "must be at most 1000000 for the seed task"});
+  }
   if (out.empty() && spec.dataset_size > 0 &&
       spec.dataset_size < static_cast<std::int64_t>(spec.nproc)) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),
