@@ -15,7 +15,7 @@ struct Trained {
 };
 
 Trained train(int world, int batch, int accum, const std::string& task = "seed",
-              const std::string& size = "960") {
+              const std::string& size = "960", const std::string& comm = "auto") {
   const std::string dir = temp_dir("accum");
   LaunchOptions o;
   o.world = world;
@@ -26,7 +26,7 @@ Trained train(int world, int batch, int accum, const std::string& task = "seed",
             "--epochs",       "1",
             "--lr",           "1e-3",
             "--metrics-file", dir + "/rank{rank}.jsonl"};
-  o.env = {{"DDPDESK_DEBUG_STEPS", "1"}};
+  o.env = {{"DDPDESK_DEBUG_STEPS", "1"}, {"DDPDESK_COMM", comm}};
   RankRun r = launch_ranks(o);
   EXPECT_FALSE(r.timed_out);
   Trained out;
@@ -92,5 +92,18 @@ TEST(Accumulation, IdenticalRunsGiveIdenticalLosses) {
   for (std::size_t i = 0; i < a.steps[0].size(); ++i) {
     EXPECT_EQ(a.steps[0][i]["loss"], b.steps[0][i]["loss"]);
     EXPECT_EQ(a.steps[1][i]["global_loss"], b.steps[1][i]["global_loss"]);
+  }
+}
+
+TEST(Accumulation, GlooAndSharedMemoryAgreeBitwise) {
+  // With two ranks every sum is a + b, whichever transport computes it: the runs must match
+  // exactly, which also checks the Gloo path end to end.
+  Trained shm = train(2, 8, 2, "fmnist-mlp", "2048", "shm");
+  Trained gloo = train(2, 8, 2, "fmnist-mlp", "2048", "gloo");
+  ASSERT_EQ(shm.steps[0].size(), 64u);
+  ASSERT_EQ(gloo.steps[0].size(), shm.steps[0].size());
+  for (std::size_t i = 0; i < shm.steps[0].size(); ++i) {
+    EXPECT_EQ(shm.steps[0][i]["global_loss"], gloo.steps[0][i]["global_loss"]) << i;
+    EXPECT_EQ(shm.steps[1][i]["param_hash"], gloo.steps[1][i]["param_hash"]) << i;
   }
 }
