@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -131,6 +132,12 @@ std::vector<nlohmann::json> read_messages(const std::string& path, const std::st
     if (!j.is_discarded() && j.value("type", "") == type) out.push_back(j);
   }
   return out;
+}
+
+std::int64_t last_step(const std::string& path) {
+  std::int64_t step = 0;
+  for (const auto& s : read_messages(path, "step")) step = std::max<std::int64_t>(step, s["step"]);
+  return step;
 }
 
 }  // namespace ddpdesk::test

@@ -34,6 +34,8 @@ RankRun launch_ranks(const LaunchOptions& o);
 
 // Messages of one type from a JSONL metrics file, in order.
 std::vector<nlohmann::json> read_messages(const std::string& path, const std::string& type);
+// The highest optimizer step in a metrics file so far (0 when none); safe on a growing file.
+std::int64_t last_step(const std::string& path);
 bool process_alive(int pid);
 
 }  // namespace ddpdesk::test

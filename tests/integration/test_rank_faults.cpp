@@ -15,12 +15,6 @@ using namespace ddpdesk::test;
 
 namespace {
 
-std::int64_t last_step_in(const std::string& path) {
-  std::int64_t step = 0;
-  for (const auto& s : read_messages(path, "step")) step = s["step"];
-  return step;
-}
-
 void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_step) {
   const std::string dir = temp_dir("kill");
   LaunchOptions o;
@@ -41,7 +35,7 @@ void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_st
   o.timeout_s = 100;  // far below the collective timeout: a hang would show as a time-out
   const std::string watched = dir + "/m" + std::to_string(victim == 0 ? 1 : 0) + ".jsonl";
   o.while_running = [&](const std::vector<int>& pids) {
-    if (last_step_in(watched) < at_step) return false;
+    if (last_step(watched) < at_step) return false;
     ::kill(pids[victim], SIGKILL);
     return true;
   };
@@ -93,6 +87,6 @@ TEST(RankFaults, NonFiniteLossStopsTheRunAtThatStep) {
     auto errors = read_messages(dir + "/m" + std::to_string(k) + ".jsonl", "error");
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_NE(errors[0]["message"].get<std::string>().find("step 37"), std::string::npos);
-    EXPECT_EQ(last_step_in(dir + "/m" + std::to_string(k) + ".jsonl"), 37);
+    EXPECT_EQ(last_step(dir + "/m" + std::to_string(k) + ".jsonl"), 37);
   }
 }

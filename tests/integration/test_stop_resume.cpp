@@ -18,16 +18,6 @@ const std::vector<std::string> kSpec = {"--task",       "seed", "--dataset-size"
                                         "--batch-size", "4",    "--accum-steps",  "2",
                                         "--epochs",     "2",    "--lr",           "1e-3"};
 
-std::int64_t last_step_in(const std::string& path) {
-  std::ifstream in(path);
-  std::int64_t step = 0;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.value("type", "") == "step") step = j["step"];
-  }
-  return step;
-}
-
 std::vector<double> global_losses(const std::string& path) {
   std::vector<double> out;
   for (const auto& s : read_messages(path, "step")) out.push_back(s["global_loss"]);
@@ -55,14 +45,14 @@ TEST(StopResume, SigtermToOneRankStopsAllAtOneStepAndResumeIsExact) {
   o.args.insert(o.args.end(),
                 {"--run-dir", base + "/run", "--metrics-file", base + "/part{rank}.jsonl"});
   o.while_running = [&](const std::vector<int>& pids) {
-    if (last_step_in(base + "/part0.jsonl") < 300) return false;
+    if (last_step(base + "/part0.jsonl") < 300) return false;
     ::kill(pids[1], SIGTERM);
     return true;
   };
   RankRun r1 = launch_ranks(o);
   ASSERT_EQ(r1.exit_codes, (std::vector<int>{0, 0})) << r1.stderr_text[0] << r1.stderr_text[1];
-  const std::int64_t stop0 = last_step_in(base + "/part0.jsonl");
-  const std::int64_t stop1 = last_step_in(base + "/part1.jsonl");
+  const std::int64_t stop0 = last_step(base + "/part0.jsonl");
+  const std::int64_t stop1 = last_step(base + "/part1.jsonl");
   EXPECT_EQ(stop0, stop1) << "ranks stopped at different steps";
   ASSERT_GE(stop0, 300);
   ASSERT_LT(stop0, 1000) << "the run finished before the stop arrived";
