@@ -19,6 +19,7 @@
 #include "models.h"
 #include "sampler.h"
 #include "telemetry.h"
+#include "window_plan.h"
 
 namespace ddpdesk {
 namespace {
@@ -50,13 +51,6 @@ Batch to_device(Batch b, const torch::Device& d) {
   b.target = b.target.to(d, true);
   return b;
 }
-
-// How an epoch is cut: per-rank samples into micro-batches, micro-batches into windows.
-struct EpochPlan {
-  std::int64_t per_rank = 0;
-  std::int64_t micro = 0;
-  std::int64_t windows = 0;
-};
 
 // CPU collectives: shared memory when every rank is on this machine (torchrun's
 // LOCAL_WORLD_SIZE == WORLD_SIZE), Gloo over TCP otherwise. DDPDESK_COMM=gloo|shm overrides.
@@ -118,8 +112,8 @@ class Trainer {
     sampler_.rank = env_.rank;
     sampler_.seed = spec_.seed;
     plan_.per_rank = samples_per_rank(sampler_);
-    plan_.micro = (plan_.per_rank + spec_.batch_size - 1) / spec_.batch_size;
-    plan_.windows = (plan_.micro + spec_.accum_steps - 1) / spec_.accum_steps;
+    plan_.batch = spec_.batch_size;
+    plan_.accum = spec_.accum_steps;
 
     torch::manual_seed(static_cast<std::uint64_t>(spec_.seed));
     model_ = make_model(spec_.task);
@@ -191,14 +185,14 @@ class Trainer {
 
   TrainResult train() {
     t0_ = now_s();
-    const std::int64_t total_steps = plan_.windows * spec_.epochs;
+    const std::int64_t total_steps = plan_.windows() * spec_.epochs;
     auto started = event("started");
     started.total_steps = total_steps;
     if (!resumed_from_.empty()) started.detail = "resumed from " + resumed_from_;
     send(started);
     for (; pos_.epoch < spec_.epochs; ++pos_.epoch, pos_.window = 0) {
       auto indices = distributed_indices(sampler_, pos_.epoch);
-      for (; pos_.window < plan_.windows;) {
+      for (; pos_.window < plan_.windows();) {
         StepOutcome out = train_window(indices);
         if (out == StepOutcome::NonFinite) {
           TrainResult r{TrainResult::Failed,
@@ -220,18 +214,17 @@ class Trainer {
   enum class StepOutcome { Ok, Stop, NonFinite };
 
   StepOutcome train_window(const std::vector<std::int64_t>& indices) {
-    const std::int64_t B = spec_.batch_size;
-    const std::int64_t m0 = pos_.window * spec_.accum_steps;
-    const std::int64_t m1 = std::min<std::int64_t>(m0 + spec_.accum_steps, plan_.micro);
-    const std::int64_t local_n = std::min(m1 * B, plan_.per_rank) - m0 * B;
+    const std::int64_t m0 = plan_.first_micro(pos_.window);
+    const std::int64_t m1 = plan_.end_micro(pos_.window);
+    const std::int64_t local_n = plan_.window_samples(pos_.window);
     const std::int64_t global_n = local_n * env_.world;  // every rank's window is the same size
     const double scale = 1.0 / static_cast<double>(global_n);
     const double t_window = now_s();
 
     torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
     for (std::int64_t m = m0; m < m1; ++m) {
-      auto first = indices.begin() + m * B;
-      auto last = indices.begin() + std::min((m + 1) * B, plan_.per_rank);
+      auto first = indices.begin() + plan_.micro_begin(m);
+      auto last = indices.begin() + plan_.micro_end(m);
       Batch batch = to_device(train_->batch(std::vector<std::int64_t>(first, last)), device_);
       torch::Tensor loss = model_->loss_sum(model_->forward(batch), batch);
       if (nan_at_step_ == pos_.step + 1 && env_.rank == 0)
@@ -255,7 +248,7 @@ class Trainer {
     pos_.samples += global_n;
     // On CUDA, reading values back costs a device sync: do it on log steps only (every rank alike,
     // so the stop agreement still holds). On CPU it is free, so every step.
-    const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows;
+    const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows();
     const bool check = device_.is_cpu() || log_step;
     StepOutcome outcome = StepOutcome::Ok;
     if (check) {
@@ -374,14 +367,14 @@ class Trainer {
   void progress(const wire::Step& s) {
     if (env_.rank != 0) return;
     const double t = now_s();
-    if (t - last_progress_ < 1.0 && pos_.window != plan_.windows) return;
+    if (t - last_progress_ < 1.0 && pos_.window != plan_.windows()) return;
     last_progress_ = t;
     std::fprintf(stderr,
                  "ddpdesk-worker[0] epoch %lld/%d step %lld/%lld loss %.5g global %.5g "
                  "%.0f samples/s\n",
                  static_cast<long long>(pos_.epoch + 1), spec_.epochs,
                  static_cast<long long>(s.step),
-                 static_cast<long long>(plan_.windows * spec_.epochs), s.loss, s.global_loss,
+                 static_cast<long long>(plan_.windows() * spec_.epochs), s.loss, s.global_loss,
                  s.samples_per_s);
   }
 
@@ -409,7 +402,7 @@ class Trainer {
   std::unique_ptr<Dataset> train_, eval_;
   std::size_t eval_batch_ = 256;
   SamplerOptions sampler_;
-  EpochPlan plan_;
+  WindowPlan plan_;
   std::shared_ptr<TaskModel> model_;
   std::vector<torch::Tensor> params_;
   std::unique_ptr<FusedAdam> optimizer_;
