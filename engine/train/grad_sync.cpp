@@ -10,9 +10,9 @@
 
 namespace ddpdesk {
 
-GradSync::GradSync(const std::vector<torch::Tensor>& params, Communicator* comm,
+GradSync::GradSync(const std::vector<torch::Tensor>& params, Communicator* comm, bool overlap,
                    std::size_t first_bucket_bytes, std::size_t bucket_bytes)
-    : params_(params), bucket_of_(params.size()), comm_(comm) {
+    : params_(params), bucket_of_(params.size()), comm_(comm), overlap_(overlap) {
   if (params.empty()) throw std::logic_error("GradSync: no parameters");
   // Reverse registration order approximates the order backward produces gradients in.
   std::vector<std::vector<std::size_t>> groups(1);
@@ -82,7 +82,7 @@ void GradSync::on_grad_ready(std::size_t k) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!armed_) return;
   Bucket& b = buckets_[bucket_of_[k]];
-  if (--b.pending == 0) launch_ready_locked();
+  if (--b.pending == 0 && overlap_) launch_ready_locked();
 }
 
 void GradSync::launch_ready_locked() {
@@ -101,8 +101,12 @@ void GradSync::finish_window() {
     if (!armed_) throw std::logic_error("GradSync::finish_window without set_boundary(true)");
     // Parameters that took no part in this backward: their buckets go now, still in order.
     for (auto& b : buckets_) b.pending = 0;
-    launch_ready_locked();
+    if (overlap_) launch_ready_locked();
     armed_ = false;
+  }
+  if (!overlap_) {  // everything inline, in order, on this thread
+    for (auto& b : buckets_) b.op->run_now();
+    return;
   }
   for (std::size_t i = 0; i + 1 < buckets_.size(); ++i) buckets_[i].op->wait();
   buckets_.back().op->run_now();

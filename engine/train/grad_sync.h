@@ -32,7 +32,10 @@ class GradSync {
   enum Extra { kLossSum = 0, kStopVotes = 1, kExtraCount = 2 };
 
   // comm may be null (world of one): buffers and views still exist, nothing is sent.
-  GradSync(const std::vector<torch::Tensor>& params, Communicator* comm,
+  // overlap: launch buckets from the hooks during backward. Without it every bucket is reduced
+  // inline after backward: better when ranks already use every core, since a comm thread then
+  // only competes with compute.
+  GradSync(const std::vector<torch::Tensor>& params, Communicator* comm, bool overlap = true,
            std::size_t first_bucket_bytes = 1u << 20, std::size_t bucket_bytes = 25u << 20);
   ~GradSync();
 
@@ -70,6 +73,7 @@ class GradSync {
   std::mutex mu_;
   bool armed_ = false;
   std::size_t next_launch_ = 0;
+  bool overlap_;
 };
 
 }  // namespace ddpdesk

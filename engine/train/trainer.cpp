@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 #include <torch/cuda.h>
 #include <torch/utils.h>
@@ -151,7 +152,16 @@ class Trainer {
       comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_cpu_communicator(co);
       broadcast_parameters();
     }
-    sync_ = std::make_unique<GradSync>(params_, comm_.get());
+    sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap_communication());
+  }
+
+  // Overlapping the allreduce with backward needs a core for the comm thread: NCCL always has
+  // one (the GPU), CPU ranks only when this machine has at least two cores per rank (measured:
+  // on 2 cores with 2 ranks, inline reduction is ~1.5x faster). DDPDESK_OVERLAP=0|1 overrides.
+  bool overlap_communication() const {
+    if (const char* ov = std::getenv("DDPDESK_OVERLAP"); ov && *ov) return std::string(ov) != "0";
+    if (device_.is_cuda()) return true;
+    return std::thread::hardware_concurrency() >= 2u * static_cast<unsigned>(env_.local_world);
   }
 
   // Rank 0's parameters win, so every rank starts bitwise equal (one collective for all).
