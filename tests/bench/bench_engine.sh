@@ -45,7 +45,7 @@ row() {  # name python ddpdesk target
     'BEGIN { printf "| %-34s | %10.0f | %10.0f | %6.2fx | %s |\n", n, p, c, (p > 0 ? c / p : 0), t }'
 }
 echo "BLAS: $blas; OMP_NUM_THREADS=1; best of $rounds rounds"
-echo "| case (world=2, CPU, gloo)          | Python s/s | ddpdesk s/s |  ratio | target |"
+echo "| case (world=2, CPU)                | Python s/s | ddpdesk s/s |  ratio | target |"
 echo "|------------------------------------|-----------:|-----------:|-------:|--------|"
 row "seed task, batch 4, 10 epochs" "$(printf '%s\n' "${seed_py[@]}" | best)" \
   "$(printf '%s\n' "${seed_cc[@]}" | best)" ">= 10x"
