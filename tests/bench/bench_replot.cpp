@@ -1,0 +1,316 @@
+// bench_replot: how the GUI's charts hold up with big and fast runs.
+//  1. Replot time of the loss chart with 8 ranks x 1,000,000 points each (plus the global curve),
+//     every point kept, QCustomPlot's adaptive sampling on. Target: < 30 ms per redraw.
+//  2. Event-loop latency while 8 ranks stream 10,000 step messages/s in total through real
+//     Unix-domain sockets into a MetricsServer -> MetricsStore -> charts panel, with a rank table
+//     refreshed at 4 Hz and a log view. Measured as the lateness of a 5 ms timer. Target: < 50 ms.
+//     Three runs: from an empty chart; on top of the 8 x 1,000,000 points; and from an empty
+//     chart with a line of rank output per message (the fake worker's chattiness; the real
+//     worker writes a line per epoch).
+// Runs on any Qt platform; `QT_QPA_PLATFORM=offscreen bench_replot` on a machine without display.
+// Usage: bench_replot [points_per_rank=1000000] [stream_seconds=10] [messages_per_s=10000]
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <qcustomplot.h>
+
+#include "charts_panel.h"
+#include "log_view.h"
+#include "loss_chart.h"
+#include "metrics_server.h"
+#include "metrics_store.h"
+#include "rank_table.h"
+#include "throughput_chart.h"
+#include "wire.h"
+
+using namespace ddpdesk;
+
+namespace {
+
+constexpr int kRanks = 8;
+
+wire::Step makeStep(int rank, long i) {
+  wire::Step s;
+  s.rank = rank;
+  s.epoch = int(i / 10000);
+  s.step = i;
+  // Noisy and decreasing, like a loss: adaptive sampling has real work to do.
+  const double noise = double((i * 2654435761u + rank * 97u) % 1000) / 1000.0 - 0.5;
+  s.loss = 2.0 / (1.0 + 1e-4 * double(i)) + 0.2 * noise + 0.01 * rank;
+  s.global_loss = 2.0 / (1.0 + 1e-4 * double(i)) + 0.05 * noise;
+  s.samples = i * 64 * kRanks;
+  s.time = double(i) * 0.004;
+  s.samples_per_s = 120000 + 5000 * noise;
+  return s;
+}
+
+void fill(MetricsStore& store, long perRank) {
+  std::vector<wire::Message> batch;
+  batch.reserve(8192);
+  for (int r = 0; r < kRanks; ++r)
+    store.ingest(wire::Hello{wire::kVersion, "", r, kRanks, 1000 + r, "bench", "cpu"});
+  for (long i = 1; i <= perRank; ++i) {
+    for (int r = 0; r < kRanks; ++r) batch.push_back(makeStep(r, i));
+    if (batch.size() >= 8000) {
+      store.ingest(batch);
+      batch.clear();
+    }
+  }
+  store.ingest(batch);
+}
+
+struct Stats {
+  double median = 0, p99 = 0, max = 0, mean = 0;
+};
+
+Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.median = v[v.size() / 2];
+  s.p99 = v[std::min(v.size() - 1, std::size_t(double(v.size()) * 0.99))];
+  s.max = v.back();
+  for (double x : v) s.mean += x;
+  s.mean /= double(v.size());
+  return s;
+}
+
+// Times `n` full replots (render into the plot's buffer and paint the widget).
+Stats timeReplots(QCustomPlot* plot, int n) {
+  std::vector<double> ms;
+  plot->replot(QCustomPlot::rpImmediateRefresh);  // warm-up: label cache, buffers
+  for (int i = 0; i < n; ++i) {
+    QElapsedTimer t;
+    t.start();
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    ms.push_back(double(t.nsecsElapsed()) * 1e-6);
+  }
+  return stats(ms);
+}
+
+void printReplot(const char* what, const Stats& s) {
+  std::printf("  %-44s median %6.1f ms  max %6.1f ms  %s\n", what, s.median, s.max,
+              s.median < 30 ? "(< 30 ms: met)" : "(>= 30 ms: NOT met)");
+}
+
+int connectTo(const QString& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const QByteArray p = path.toLocal8Bit();
+  std::memcpy(addr.sun_path, p.constData(), std::size_t(p.size()));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void writeAll(int fd, const std::string& data) {
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    const ssize_t w = ::send(fd, p, left, MSG_NOSIGNAL);
+    if (w <= 0) return;
+    p += w;
+    left -= std::size_t(w);
+  }
+}
+
+// The monitor side of a live run, as the window has it.
+struct LivePanel {
+  QSplitter top{Qt::Vertical};
+  ChartsPanel* charts = new ChartsPanel(&top);
+  QTableView* table = new QTableView(&top);
+  LogView* log = new LogView(&top);
+  RankTableModel model;
+  QTimer tableTimer;
+  explicit LivePanel(MetricsStore& store) {
+    table->setModel(&model);
+    tableTimer.setInterval(250);
+    QObject::connect(&tableTimer, &QTimer::timeout,
+                     [this, &store] { model.setRows(buildRankRows({}, store)); });
+    tableTimer.start();
+    top.resize(1400, 1000);
+    top.show();
+    charts->setSources({{"bench", &store}}, true);
+  }
+};
+
+// Streams `rate` messages/s in total from 8 writer threads for `seconds`; returns the lateness
+// of a 5 ms timer on the GUI thread meanwhile.
+Stats streamAndMeasure(MetricsStore& store, LivePanel& panel, long startStep, double seconds,
+                       double rate, bool logLines, long* received) {
+  MetricsServer server;
+  const std::string token = "bench-token";
+  QString error;
+  if (!server.listen(QString::fromStdString(token), kRanks, &error)) {
+    std::fprintf(stderr, "bench_replot: %s\n", qPrintable(error));
+    return {};
+  }
+  long got = 0;
+  QObject::connect(&server, &MetricsServer::messagesReceived,
+                   [&](const std::vector<wire::Message>& batch, const QByteArray&) {
+                     store.ingest(batch);
+                     got += long(batch.size());
+                     // A worker as chatty as the fake one: a line of output per step.
+                     if (logLines)
+                       for (const auto& m : batch)
+                         if (const auto* s = std::get_if<wire::Step>(&m))
+                           panel.log->appendLine(
+                               s->rank, true,
+                               QStringLiteral("step %1 loss %2").arg(s->step).arg(s->loss));
+                   });
+
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  const double perRankRate = rate / kRanks;
+  for (int r = 0; r < kRanks; ++r) {
+    writers.emplace_back([&, r] {
+      const int fd = connectTo(server.socketPath());
+      if (fd < 0) return;
+      writeAll(fd, wire::encode(
+                       wire::Hello{wire::kVersion, token, r, kRanks, 2000 + r, "bench", "cpu"}) +
+                       "\n");
+      // Paced in 1 ms slices, as ranks with a ~1 ms step would send.
+      const auto t0 = std::chrono::steady_clock::now();
+      long sent = 0, i = startStep;
+      while (!stop.load()) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (elapsed >= seconds) break;
+        std::string out;
+        for (; double(sent) < elapsed * perRankRate; ++sent)
+          out += wire::encode(makeStep(r, ++i)) + "\n";
+        if (!out.empty()) writeAll(fd, out);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ::close(fd);
+    });
+  }
+
+  std::vector<double> late;
+  QElapsedTimer clock;
+  clock.start();
+  qint64 last = clock.nsecsElapsed();
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  tick.setInterval(5);
+  QObject::connect(&tick, &QTimer::timeout, [&] {
+    const qint64 now = clock.nsecsElapsed();
+    late.push_back(std::max(0.0, double(now - last) * 1e-6 - 5.0));
+    last = now;
+  });
+  tick.start();
+  QTimer end;
+  end.setSingleShot(true);
+  QObject::connect(&end, &QTimer::timeout, [] { QCoreApplication::quit(); });
+  end.start(int(seconds * 1000) + 500);
+  QApplication::exec();
+  stop = true;
+  for (auto& w : writers) w.join();
+  *received = got;
+  return stats(late);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  const long perRank = argc > 1 ? std::atol(argv[1]) : 1000000;
+  const double seconds = argc > 2 ? std::atof(argv[2]) : 10.0;
+  const double rate = argc > 3 ? std::atof(argv[3]) : 10000.0;
+  bool ok = true;
+
+  // --- 1. replot time ----------------------------------------------------------------------
+  std::printf("bench_replot: loss chart, %d ranks x %ld points (+ global), 1400x600 px\n", kRanks,
+              perRank);
+  MetricsStore big;
+  QElapsedTimer t;
+  t.start();
+  fill(big, perRank);
+  std::printf("  filled the store in %.2f s\n", double(t.nsecsElapsed()) * 1e-9);
+  {
+    LossChart chart;
+    chart.resize(1400, 600);
+    chart.show();
+    QApplication::processEvents();
+    chart.setSmoothing(0.6);
+    t.restart();
+    chart.setSources({{"bench", &big}});
+    std::printf("  first feed of every point (raw + smoothed): %.0f ms\n",
+                double(t.nsecsElapsed()) * 1e-6);
+    Stats s = timeReplots(chart.plot(), 20);
+    printReplot("replot, smoothing 0.6 (raw faint + smoothed)", s);
+    ok = ok && s.median < 30;
+    chart.setSmoothing(0);
+    s = timeReplots(chart.plot(), 20);
+    printReplot("replot, smoothing off", s);
+    chart.setSmoothing(0.6);
+    chart.setLogY(true);
+    s = timeReplots(chart.plot(), 20);
+    printReplot("replot, smoothing 0.6, log y", s);
+    chart.setLogY(false);
+    const QCPRange x = chart.plot()->xAxis->range();
+    chart.plot()->xAxis->setRange(x.center(), x.center() + x.size() / 20);
+    s = timeReplots(chart.plot(), 20);
+    printReplot("replot, zoomed to 5% of x", s);
+    chart.resetView();
+    // A live update: a few new points per rank, fed and redrawn.
+    std::vector<double> ms;
+    for (int k = 0; k < 20; ++k) {
+      std::vector<wire::Message> batch;
+      for (int r = 0; r < kRanks; ++r)
+        for (int j = 1; j <= 8; ++j) batch.push_back(makeStep(r, perRank + k * 8 + j));
+      big.ingest(batch);
+      QElapsedTimer u;
+      u.start();
+      chart.sync();
+      chart.plot()->replot(QCustomPlot::rpImmediateRefresh);
+      ms.push_back(double(u.nsecsElapsed()) * 1e-6);
+    }
+    printReplot("live update (64 new points) + replot", stats(ms));
+  }
+
+  // --- 2. event-loop latency while streaming ----------------------------------------------
+  auto stream = [&](MetricsStore& store, long startStep, bool logLines, const char* what) {
+    LivePanel panel(store);
+    QApplication::processEvents();
+    long received = 0;
+    const Stats s = streamAndMeasure(store, panel, startStep, seconds, rate, logLines, &received);
+    std::printf(
+        "  %-34s %ld msgs in %.0f s (%.0f/s); timer lateness median %.1f ms, p99 %.1f ms,"
+        " max %.1f ms %s\n",
+        what, received, seconds, double(received) / seconds, s.median, s.p99, s.max,
+        s.max < 50 ? "(< 50 ms: met)" : "(>= 50 ms: NOT met)");
+    return s;
+  };
+  std::printf("bench_replot: event loop while %d ranks stream %.0f msg/s in total for %.0f s\n",
+              kRanks, rate, seconds);
+  MetricsStore empty;
+  empty.setWorld(kRanks);
+  const Stats fresh = stream(empty, 0, false, "from an empty chart:");
+  ok = ok && fresh.max < 50;
+  const QByteArray onTop =
+      QStringLiteral("on top of %1 x %2 points:").arg(kRanks).arg(perRank).toLatin1();
+  stream(big, perRank + 1000, false, onTop.constData());
+  MetricsStore chatty;
+  chatty.setWorld(kRanks);
+  stream(chatty, 0, true, "empty, + a log line per message:");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,285 @@
+// The charts follow the store: curves receive every point, incrementally and only on sync; the
+// legend toggles a series; x by step, samples or wall time; eval points; overlays; PNG export.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+
+#include <qcustomplot.h>
+
+#include "loss_chart.h"
+#include "metrics_store.h"
+#include "throughput_chart.h"
+
+using namespace ddpdesk;
+
+namespace {
+
+wire::Step step(int rank, int n, double time, int world = 2) {
+  wire::Step s;
+  s.rank = rank;
+  s.epoch = n / 100;
+  s.step = n;
+  s.loss = 1.0 / (1.0 + n) + 0.01 * rank;
+  s.global_loss = 1.0 / (1.0 + n);
+  s.samples = std::int64_t(n) * 8 * world;
+  s.time = time;
+  s.samples_per_s = 1000.0 + n;
+  return s;
+}
+
+wire::Eval eval(int n, std::optional<double> acc = std::nullopt) {
+  wire::Eval e;
+  e.step = n;
+  e.epoch = n / 100;
+  e.loss = 0.5 / n;
+  e.accuracy = acc;
+  return e;
+}
+
+void run(MetricsStore& store, int from, int to, int world = 2, double t0 = 0) {
+  for (int n = from; n <= to; ++n)
+    for (int r = 0; r < world; ++r) store.ingest(step(r, n, t0 + n * 0.1, world));
+}
+
+std::vector<double> keys(const SmoothedGraph* g) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < g->rawSeries().size(); ++i) out.push_back(g->rawSeries().key(i));
+  return out;
+}
+double value(const SmoothedGraph* g, int i) {
+  return g->rawSeries().value(std::size_t(i));
+}
+
+}  // namespace
+
+class TestCharts : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void curvesReceivePointsOnSyncOnly() {
+    MetricsStore store;
+    store.setWorld(2);
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    QCOMPARE(chart.curveNames(), (QStringList{"rank 0", "rank 1", "global"}));
+    run(store, 1, 50);
+    // Nothing moves until the redraw timer (or a sync) runs: no per-point work.
+    QCOMPARE(chart.curve("rank 0")->size(), 0);
+    chart.sync();
+    QCOMPARE(chart.curve("rank 0")->size(), 50);
+    QCOMPARE(chart.curve("rank 1")->size(), 50);
+    QCOMPARE(chart.curve("global")->size(), 50);
+    QCOMPARE(value(chart.curve("rank 1"), 9), store.rankSeries(1).loss[9]);
+    // Incremental: the next sync appends only the new points, in order.
+    run(store, 51, 120);
+    store.ingest(eval(100));
+    chart.sync();
+    QCOMPARE(chart.curve("rank 0")->size(), 120);
+    QCOMPARE(chart.curveNames().last(), LossChart::evalCurveName());
+    const SmoothedGraph* ev = chart.curve(LossChart::evalCurveName());
+    QCOMPARE(ev->size(), 1);
+    QCOMPARE(keys(ev).at(0), 100.0);
+    QCOMPARE(value(ev, 0), 0.5 / 100);
+    QCOMPARE(keys(chart.curve("global")).back(), 120.0);
+  }
+
+  void redrawsOnTheTimer() {
+    MetricsStore store;
+    LossChart chart;
+    chart.setRedrawInterval(20);
+    chart.setSources({{"run", &store}});
+    run(store, 1, 10, 1);
+    QTRY_COMPARE(chart.curve("global") ? chart.curve("global")->size() : 0, 10);
+  }
+
+  void newRanksGetCurves() {
+    MetricsStore store;
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    run(store, 1, 5, 1);
+    chart.sync();
+    QCOMPARE(chart.curveNames(), (QStringList{"rank 0", "global"}));
+    store.ingest(step(3, 6, 0.6, 4));
+    chart.sync();
+    // In rank order, before the global curve (drawn on top), with every point fed again.
+    QCOMPARE(chart.curveNames(), (QStringList{"rank 0", "rank 1", "rank 2", "rank 3", "global"}));
+    QCOMPARE(chart.curve("rank 3")->size(), 1);
+    QCOMPARE(chart.curve("rank 0")->size(), 5);
+    QCOMPARE(chart.curve("global")->size(), 6);
+  }
+
+  void xAxisModes() {
+    MetricsStore store;
+    run(store, 1, 20);
+    store.ingest(eval(10));
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    chart.setXAxis(XAxis::Samples);
+    QCOMPARE(keys(chart.curve("rank 0")).front(), 16.0);
+    QCOMPARE(keys(chart.curve("global")).back(), 20.0 * 16);
+    // An eval is placed at the samples of its step.
+    QCOMPARE(keys(chart.curve(LossChart::evalCurveName())).at(0), 160.0);
+    chart.setXAxis(XAxis::WallTime);
+    QCOMPARE(keys(chart.curve("rank 1")).back(), 2.0);
+    QCOMPARE(keys(chart.curve(LossChart::evalCurveName())).at(0), 1.0);
+    QCOMPARE(chart.plot()->xAxis->label(), xAxisLabel(XAxis::WallTime));
+  }
+
+  void wallTimeOfAResumedRunStaysInOrder() {
+    // The resumed session's clock restarts at 0; its points follow the first session's.
+    KeyMapper m(XAxis::WallTime);
+    QCOMPARE(m.map(1.0), 1.0);
+    QCOMPARE(m.map(5.0), 5.0);
+    QCOMPARE(m.map(0.5), 5.5);
+    QCOMPARE(m.map(2.0), 7.0);
+    KeyMapper steps(XAxis::Step);
+    QCOMPARE(steps.map(3.0), 3.0);
+    QCOMPARE(steps.map(1.0), 1.0);
+    QCOMPARE(keyForStep({1, 2, 3, 5}, {10, 20, 30, 50}, 4), 30.0);
+    QCOMPARE(keyForStep({1, 2, 3, 5}, {10, 20, 30, 50}, 5), 50.0);
+    QCOMPARE(keyForStep({1, 2}, {10, 20}, 0), 10.0);
+    QVERIFY(std::isnan(keyForStep({}, {}, 1)));
+  }
+
+  void legendClickTogglesASeries() {
+    MetricsStore store;
+    run(store, 1, 30);
+    LossChart chart;
+    chart.resize(800, 500);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    chart.setSources({{"run", &store}});
+    chart.plot()->replot();
+    QCustomPlot* plot = chart.plot();
+    QCPAbstractLegendItem* item =
+        plot->legend->itemWithPlottable(chart.curve("rank 1")->legendPlottable());
+    QVERIFY(item);
+    const QPoint at = item->outerRect().center();
+    QTest::mouseClick(plot, Qt::LeftButton, {}, at);
+    QVERIFY(!chart.isCurveVisible("rank 1"));
+    QVERIFY(!chart.curve("rank 1")->raw()->visible());
+    QVERIFY(!chart.curve("rank 1")->smoothed()->visible());
+    QVERIFY(chart.isCurveVisible("rank 0"));
+    QTest::qWait(250);  // not a double-click
+    QTest::mouseClick(plot, Qt::LeftButton, {}, at);
+    QVERIFY(chart.isCurveVisible("rank 1"));
+  }
+
+  void hiddenSeriesLeaveTheAutoRange() {
+    MetricsStore store;
+    run(store, 1, 30);
+    LossChart chart;
+    chart.setSmoothing(0);
+    chart.setSources({{"run", &store}});
+    const double withAll = chart.plot()->yAxis->range().upper;
+    chart.setCurveVisible("rank 1", false);  // rank 1's loss is the highest
+    QVERIFY(chart.plot()->yAxis->range().upper < withAll);
+  }
+
+  void smoothingOffDrawsTheRawCurveInFullColour() {
+    MetricsStore store;
+    run(store, 1, 10);
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    QVERIFY(chart.curve("global")->raw()->pen().color().alphaF() < 0.5);  // faint behind
+    QCOMPARE(chart.curve("global")->smoothedSeries().size(), std::size_t(10));
+    chart.plot()->replot();
+    QCOMPARE(chart.curve("global")->smoothed()->data()->size(), 10);
+    chart.setSmoothing(0);
+    QCOMPARE(chart.curve("global")->raw()->pen().color().alphaF(), 1.0);
+    QCOMPARE(chart.curve("global")->smoothedSeries().size(), std::size_t(0));
+    chart.plot()->replot();
+    QCOMPARE(chart.curve("global")->smoothed()->data()->size(), 0);
+  }
+
+  void logScaleAndFollowing() {
+    MetricsStore store;
+    run(store, 1, 100);
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    chart.setLogY(true);
+    QCOMPARE(chart.plot()->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(chart.plot()->yAxis->range().lower > 0);
+    QVERIFY(chart.plot()->yAxis->range().lower < 1.0 / 101);
+    // Zoomed in by hand: new data no longer moves the view, until Reset.
+    chart.resize(600, 400);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    QWheelEvent wheel(QPointF(300, 200), chart.plot()->mapToGlobal(QPointF(300, 200)), {}, {0, 120},
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(chart.plot(), &wheel);
+    QVERIFY(!chart.following());
+    const QCPRange before = chart.plot()->xAxis->range();
+    run(store, 101, 200);
+    chart.sync();
+    QCOMPARE(chart.plot()->xAxis->range(), before);
+    chart.resetView();
+    QVERIFY(chart.following());
+    QCOMPARE(chart.plot()->xAxis->range().upper, 200.0);
+  }
+
+  void throughputAndAccuracy() {
+    MetricsStore store;
+    store.setWorld(2);
+    run(store, 1, 20);
+    ThroughputChart chart;
+    chart.setSources({{"run", &store}});
+    QVERIFY(!chart.curveNames().contains(ThroughputChart::accuracyCurveName()));
+    // Each rank's share of the global rate it measured.
+    QCOMPARE(value(chart.curve("rank 0"), 0), 1001.0 / 2);
+    QCOMPARE(value(chart.curve("global"), 0), 1001.0);
+    store.ingest(eval(10, 0.75));
+    chart.sync();
+    const SmoothedGraph* acc = chart.curve(ThroughputChart::accuracyCurveName());
+    QVERIFY(acc);
+    QCOMPARE(acc->raw()->valueAxis(), chart.plot()->yAxis2);
+    QCOMPARE(value(acc, 0), 0.75);
+    QVERIFY(chart.plot()->yAxis2->visible());
+  }
+
+  void overlayShowsEachRunsGlobalLoss() {
+    MetricsStore a, b;
+    run(a, 1, 30);
+    run(b, 1, 60);
+    b.ingest(eval(60));
+    LossChart chart;
+    chart.setSources({{"run-a", &a}, {"run-b", &b}});
+    QCOMPARE(chart.curveNames(), (QStringList{"run-a", "run-b", "run-b (val.)"}));
+    QCOMPARE(chart.curve("run-a")->size(), 30);
+    QCOMPARE(chart.curve("run-b")->size(), 60);
+    QVERIFY(chart.curve("run-a")->smoothed()->pen().color() !=
+            chart.curve("run-b")->smoothed()->pen().color());
+  }
+
+  void clearedStoreRedraws() {
+    MetricsStore store;
+    run(store, 1, 40);
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    QCOMPARE(chart.curve("global")->size(), 40);
+    store.clear();  // a new run in the same controller
+    run(store, 1, 5);
+    chart.sync();
+    QCOMPARE(chart.curve("global")->size(), 5);
+  }
+
+  void exportsPng() {
+    MetricsStore store;
+    run(store, 1, 40);
+    LossChart chart;
+    chart.resize(640, 400);
+    chart.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&chart));
+    chart.setSources({{"run", &store}});
+    QTemporaryDir dir;
+    const QString path = dir.filePath("c.png");
+    QVERIFY(chart.savePng(path));
+    QImage img(path);
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.width(), chart.plot()->width());
+    QVERIFY(chart.savePng(path, 1200, 700));
+    QCOMPARE(QImage(path).size(), QSize(1200, 700));
+  }
+};
+
+QTEST_MAIN(TestCharts)
+#include "test_charts.moc"

@@ -1,0 +1,146 @@
+#include "charts_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "csv_export.h"
+#include "loss_chart.h"
+#include "metrics_store.h"
+#include "throughput_chart.h"
+
+namespace ddpdesk {
+
+ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto* bar = new QHBoxLayout();
+  showing_ = new QLabel(this);
+  bar->addWidget(showing_);
+  backToLive_ = new QPushButton(tr("Back to live run"), this);
+  backToLive_->setVisible(false);
+  connect(backToLive_, &QPushButton::clicked, this, &ChartsPanel::backToLiveRequested);
+  bar->addWidget(backToLive_);
+  bar->addStretch(1);
+
+  bar->addWidget(new QLabel(tr("x:"), this));
+  xAxis_ = new QComboBox(this);
+  xAxis_->setObjectName(QStringLiteral("xAxis"));
+  xAxis_->addItem(tr("step"), int(XAxis::Step));
+  xAxis_->addItem(tr("samples"), int(XAxis::Samples));
+  xAxis_->addItem(tr("wall time"), int(XAxis::WallTime));
+  xAxis_->setToolTip(tr("What the x axis of both charts counts"));
+  bar->addWidget(xAxis_);
+
+  bar->addSpacing(12);
+  bar->addWidget(new QLabel(tr("Smoothing:"), this));
+  slider_ = new QSlider(Qt::Horizontal, this);
+  slider_->setObjectName(QStringLiteral("smoothing"));
+  slider_->setRange(0, 99);
+  slider_->setFixedWidth(140);
+  slider_->setToolTip(
+      tr("TensorBoard's debiased exponential moving average; the raw curve stays faint behind"));
+  bar->addWidget(slider_);
+  sliderValue_ = new QLabel(this);
+  sliderValue_->setMinimumWidth(32);
+  bar->addWidget(sliderValue_);
+
+  auto* png = new QPushButton(tr("PNG…"), this);
+  png->setToolTip(tr("Save the loss chart as a PNG image"));
+  connect(png, &QPushButton::clicked, this, &ChartsPanel::exportPngDialog);
+  bar->addWidget(png);
+  csv_ = new QPushButton(tr("CSV…"), this);
+  csv_->setToolTip(tr("Save every point of the shown run as CSV"));
+  connect(csv_, &QPushButton::clicked, this, &ChartsPanel::exportCsvDialog);
+  bar->addWidget(csv_);
+  v->addLayout(bar);
+
+  auto* split = new QSplitter(Qt::Vertical, this);
+  loss_ = new LossChart(split);
+  throughput_ = new ThroughputChart(split);
+  split->addWidget(loss_);
+  split->addWidget(throughput_);
+  // Half a period apart, so the two never redraw in the same pass of the event loop.
+  loss_->setRedrawInterval(66);
+  throughput_->setRedrawInterval(66, 33);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  v->addWidget(split, 1);
+
+  connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
+    const XAxis a = XAxis(xAxis_->currentData().toInt());
+    loss_->setXAxis(a);
+    throughput_->setXAxis(a);
+  });
+  connect(slider_, &QSlider::valueChanged, this, [this](int v) {
+    const double w = v / 100.0;
+    sliderValue_->setText(QString::number(w, 'f', 2));
+    loss_->setSmoothing(w);
+    throughput_->setSmoothing(w);
+  });
+  slider_->setValue(60);  // TensorBoard's default
+  setSources({}, true);
+}
+
+void ChartsPanel::setSources(const ChartSources& sources, bool live) {
+  live_ = live;
+  loss_->setSources(sources);
+  throughput_->setSources(sources);
+  QStringList labels;
+  for (const ChartSource& s : sources) labels << s.label;
+  if (live)
+    showing_->setText(sources.empty()
+                          ? tr("No run yet")
+                          : tr("Live run: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
+  else
+    showing_->setText(tr("Viewing: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
+  backToLive_->setVisible(!live);
+  csv_->setEnabled(sources.size() == 1);
+}
+
+const ChartSources& ChartsPanel::sources() const {
+  return loss_->sources();
+}
+
+void ChartsPanel::setXAxis(XAxis axis) {
+  const int i = xAxis_->findData(int(axis));
+  if (i >= 0) xAxis_->setCurrentIndex(i);
+}
+
+XAxis ChartsPanel::xAxis() const {
+  return XAxis(xAxis_->currentData().toInt());
+}
+
+void ChartsPanel::setSmoothing(double weight) {
+  slider_->setValue(qBound(0, int(weight * 100 + 0.5), 99));
+}
+
+double ChartsPanel::smoothing() const {
+  return slider_->value() / 100.0;
+}
+
+void ChartsPanel::exportPngDialog() {
+  QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), QStringLiteral("loss.png"),
+                                              tr("PNG image (*.png)"));
+  if (path.isEmpty()) return;
+  if (!path.endsWith(QLatin1String(".png"))) path += QStringLiteral(".png");
+  Q_EMIT message(loss_->savePng(path) ? tr("Saved %1").arg(path)
+                                      : tr("Could not write %1").arg(path));
+}
+
+void ChartsPanel::exportCsvDialog() {
+  if (sources().size() != 1 || !sources().front().store) return;
+  QString path = QFileDialog::getSaveFileName(this, tr("Export data"),
+                                              QStringLiteral("metrics.csv"), tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  QString error;
+  Q_EMIT message(writeMetricsCsv(*sources().front().store, path, &error) ? tr("Saved %1").arg(path)
+                                                                         : error);
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,61 @@
+// The charts area: the loss chart over the throughput chart, with the controls they share (x
+// axis, smoothing slider, CSV export) and a line saying what is shown: the live run, or runs
+// opened from the history (with a way back to the live run).
+#pragma once
+
+#include <QWidget>
+
+#include "chart_sources.h"
+#include "x_axis.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+
+namespace ddpdesk {
+
+class LossChart;
+class ThroughputChart;
+
+class ChartsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ChartsPanel(QWidget* parent = nullptr);
+
+  // `live`: the sources are the running (or last) run, not runs opened from the history.
+  void setSources(const ChartSources& sources, bool live);
+  const ChartSources& sources() const;
+  bool showingLive() const { return live_; }
+
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const;
+  // The slider's position as a smoothing weight (0 .. 0.99).
+  void setSmoothing(double weight);
+  double smoothing() const;
+
+  LossChart* lossChart() const { return loss_; }
+  ThroughputChart* throughputChart() const { return throughput_; }
+  QSlider* smoothingSlider() const { return slider_; }
+
+ public Q_SLOTS:
+  void exportPngDialog();
+  void exportCsvDialog();
+
+ Q_SIGNALS:
+  void backToLiveRequested();
+  void message(const QString& text);
+
+ private:
+  LossChart* loss_;
+  ThroughputChart* throughput_;
+  QComboBox* xAxis_;
+  QSlider* slider_;
+  QLabel* sliderValue_;
+  QLabel* showing_;
+  QPushButton* backToLive_;
+  QPushButton* csv_;
+  bool live_ = true;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,29 @@
+// "Copy launch command": the command lines that run a RunSpec on a cluster with ddpdesk-worker
+// instead of through the GUI. Pure functions of the spec, so they are unit-tested.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+#include "run_spec.h"
+
+namespace ddpdesk {
+
+// The worker's flags for this spec: the core fields always (so the line reads on its own), any
+// other field only when it differs from the default. No --nproc (the launcher sets the world).
+QStringList workerArguments(const RunSpec& spec);
+
+// `torchrun --no-python --nnodes 1 --nproc-per-node N <worker> --task ... --batch-size ...`
+QString torchrunCommand(const RunSpec& spec,
+                        const QString& worker = QStringLiteral("ddpdesk-worker"));
+
+// `MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 srun --nodes 1 --ntasks N [--gres=gpu:N] <worker> ...`
+// Slurm does not set MASTER_ADDR/MASTER_PORT; on one node the loopback address is right. Every
+// task sees all N GPUs (--gres, not --gpus-per-task) because the worker picks its device from
+// SLURM_LOCALID.
+QString srunCommand(const RunSpec& spec, const QString& worker = QStringLiteral("ddpdesk-worker"));
+
+// Quotes one word for a POSIX shell when it needs it.
+QString shellQuote(const QString& word);
+
+}  // namespace ddpdesk

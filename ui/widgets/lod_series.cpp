@@ -1,0 +1,144 @@
+#include "lod_series.h"
+
+#include <qcustomplot.h>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ddpdesk {
+
+std::size_t LodSeries::bucketSize(std::size_t level) const {
+  std::size_t s = kBaseBucket;
+  for (std::size_t l = 0; l < level; ++l) s *= kFanOut;
+  return s;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+void LodSeries::append(double key, double value) {
+  append(&key, &value, 1);
+}
+
+void LodSeries::append(const double* keys, const double* values, std::size_t n) {
+  if (n == 0) return;
+  const std::size_t old = keys_.size();
+  if (old > 0 && keys[0] < keys_.back()) sorted_ = false;
+  for (std::size_t i = 1; i < n && sorted_; ++i) sorted_ = keys[i - 1] <= keys[i];
+  for (std::size_t i = 0; i < n; ++i) {
+    keys_.push_back(keys[i]);
+    values_.push_back(values[i]);
+  }
+  const std::size_t total = keys_.size();
+
+  // Level 0 from the points; each higher level from the four buckets below it, so a batch
+  // costs O(batch) plus O(levels) for the buckets that were partly filled before it.
+  for (std::size_t l = 0, size = kBaseBucket; total >= 2 * size; ++l, size *= kFanOut) {
+    if (l >= levels_.size()) levels_.emplace_back();
+    Chunked<Bucket>& level = levels_[l];
+    const std::size_t first = level.empty() ? 0 : level.size() - 1;  // the partial one is redone
+    level.resize((total + size - 1) / size, Bucket{0, kInf, 0, -kInf});
+    for (std::size_t b = first; b < level.size(); ++b) {
+      Bucket k{0, kInf, 0, -kInf};
+      if (l == 0) {
+        const std::size_t end = std::min(total, (b + 1) * size);
+        for (std::size_t i = b * size; i < end; ++i) {
+          const double v = values_[i];
+          if (!std::isfinite(v)) continue;
+          if (v < k.valueMin) k.keyMin = keys_[i], k.valueMin = v;
+          if (v > k.valueMax) k.keyMax = keys_[i], k.valueMax = v;
+        }
+      } else {
+        const Chunked<Bucket>& below = levels_[l - 1];
+        const std::size_t end = std::min(below.size(), (b + 1) * kFanOut);
+        for (std::size_t c = b * kFanOut; c < end; ++c) {
+          const Bucket& d = below[c];
+          if (d.empty()) continue;
+          if (d.valueMin < k.valueMin) k.keyMin = d.keyMin, k.valueMin = d.valueMin;
+          if (d.valueMax > k.valueMax) k.keyMax = d.keyMax, k.valueMax = d.valueMax;
+        }
+      }
+      level[b] = k;
+    }
+  }
+}
+
+std::size_t LodSeries::lowerBound(double key) const {
+  std::size_t lo = 0, hi = keys_.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (keys_[mid] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+std::size_t LodSeries::upperBound(double key) const {
+  std::size_t lo = 0, hi = keys_.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (!(key < keys_[mid]))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+void LodSeries::clear() {
+  keys_.clear();
+  values_.clear();
+  levels_.clear();
+  sorted_ = true;
+}
+
+void LodSeries::points(double lo, double hi, int pixels, QVector<QCPGraphData>* out) const {
+  out->clear();
+  lastLevel_ = -1;
+  const std::size_t n = keys_.size();
+  if (n == 0) return;
+  if (!sorted_) {
+    out->reserve(int(n));
+    for (std::size_t i = 0; i < n; ++i) out->append(QCPGraphData(keys_[i], values_[i]));
+    return;
+  }
+  std::size_t i0 = lowerBound(lo);
+  std::size_t i1 = upperBound(hi);
+  i0 = i0 > 0 ? i0 - 1 : 0;  // one neighbour on each side
+  i1 = std::min(n, i1 + 1);
+  if (i1 <= i0) return;
+  const std::size_t count = i1 - i0;
+  const std::size_t columns = std::size_t(std::max(pixels, 1));
+  if (count <= columns * kRawPerPixel) {
+    out->reserve(int(count));
+    for (std::size_t i = i0; i < i1; ++i) out->append(QCPGraphData(keys_[i], values_[i]));
+    return;
+  }
+  // The coarsest level that still has two buckets or more per pixel column: a bucket then spans
+  // at most half a column, so each column's extent is drawn where it belongs.
+  std::size_t level = 0;
+  while (level + 1 < levels_.size() && count / bucketSize(level + 1) >= 2 * columns) ++level;
+  if (level >= levels_.size()) {  // too few points for any level (cannot happen past the check)
+    for (std::size_t i = i0; i < i1; ++i) out->append(QCPGraphData(keys_[i], values_[i]));
+    return;
+  }
+  lastLevel_ = int(level);
+  const std::size_t size = bucketSize(level);
+  const Chunked<Bucket>& buckets = levels_[level];
+  const std::size_t b1 = std::min(buckets.size(), (i1 - 1) / size + 1);
+  out->reserve(int(2 * (b1 - i0 / size)));
+  for (std::size_t b = i0 / size; b < b1; ++b) {
+    const Bucket& k = buckets[b];
+    if (k.empty()) continue;
+    const bool minFirst = k.keyMin <= k.keyMax;
+    out->append(minFirst ? QCPGraphData(k.keyMin, k.valueMin) : QCPGraphData(k.keyMax, k.valueMax));
+    out->append(minFirst ? QCPGraphData(k.keyMax, k.valueMax) : QCPGraphData(k.keyMin, k.valueMin));
+  }
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,67 @@
+#include "loss_chart.h"
+
+#include "metrics_store.h"
+
+namespace ddpdesk {
+namespace {
+
+CurveStyle globalStyle(const QColor& color) {
+  CurveStyle s;
+  s.color = color;
+  s.width = 2.0;
+  return s;
+}
+
+CurveStyle evalStyle(const QColor& color) {
+  CurveStyle s;
+  s.color = color;
+  s.smoothable = false;
+  s.line = false;
+  s.scatter = true;
+  return s;
+}
+
+}  // namespace
+
+LossChart::LossChart(QWidget* parent) : SeriesChart(tr("Loss"), tr("loss"), parent) {}
+
+std::vector<CurveDef> LossChart::layout() const {
+  std::vector<CurveDef> out;
+  const ChartSources& src = sources();
+  const bool overlay = src.size() > 1;
+  for (int s = 0; s < int(src.size()); ++s) {
+    if (!src[s].store) continue;
+    const QString prefix = QStringLiteral("s%1/").arg(s);
+    if (!overlay) {
+      for (int r = 0; r < src[s].store->rankCount(); ++r) {
+        CurveDef d;
+        d.id = prefix + QStringLiteral("rank%1").arg(r);
+        d.name = rankCurveName(r);
+        d.source = s;
+        d.kind = CurveDef::Kind::Rank;
+        d.rank = r;
+        d.style.color = paletteColor(r);
+        d.style.width = 1.0;  // 1 px: the raster engine's fast path for lines
+        out.push_back(d);
+      }
+    }
+    CurveDef g;
+    g.id = prefix + QStringLiteral("global");
+    g.name = overlay ? src[s].label : globalCurveName();
+    g.source = s;
+    g.kind = CurveDef::Kind::Global;
+    g.style = globalStyle(overlay ? paletteColor(s) : QColor(20, 20, 20));
+    out.push_back(g);
+    CurveDef e;
+    e.id = prefix + QStringLiteral("eval");
+    e.name = overlay ? src[s].label + QStringLiteral(" (val.)") : evalCurveName();
+    e.source = s;
+    e.kind = CurveDef::Kind::Eval;
+    e.value = CurveDef::Value::EvalLoss;
+    e.style = evalStyle(overlay ? paletteColor(s) : QColor(230, 50, 50));
+    if (!src[s].store->evals().step.empty()) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace ddpdesk

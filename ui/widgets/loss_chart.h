@@ -1,0 +1,23 @@
+// The loss chart: with one run, a curve per rank plus the global loss (mean over every rank's
+// samples of the window) and the validation points; with several runs overlaid, each run's
+// global loss and validation points in its own colour.
+#pragma once
+
+#include "series_chart.h"
+
+namespace ddpdesk {
+
+class LossChart : public SeriesChart {
+  Q_OBJECT
+ public:
+  explicit LossChart(QWidget* parent = nullptr);
+
+  static QString rankCurveName(int rank) { return QStringLiteral("rank %1").arg(rank); }
+  static QString globalCurveName() { return QStringLiteral("global"); }
+  static QString evalCurveName() { return QStringLiteral("validation"); }
+
+ protected:
+  std::vector<CurveDef> layout() const override;
+};
+
+}  // namespace ddpdesk

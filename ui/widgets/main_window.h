@@ -1,0 +1,104 @@
+// MainWindow: composes the panels and wires them to the monitor's RunController. No logic of its
+// own beyond that wiring: the form, charts, table, log and history are their own classes.
+//
+//   +-------------+---------------------------------------------------------+
+//   | RunForm     | RunControls: Start Stop  state  elapsed  [progress]  ETA |
+//   |  (config,   +---------------------------------------------------------+
+//   |   presets)  | ChartsPanel: loss chart / throughput chart               |
+//   |             +---------------------------------------------------------+
+//   | launch cmd  | tabs: Ranks | Log | History                             |
+//   +-------------+---------------------------------------------------------+
+#pragma once
+
+#include <QMainWindow>
+#include <QTimer>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "run_controller.h"
+
+class QAction;
+class QTabWidget;
+class QTableView;
+
+namespace ddpdesk {
+
+class ChartsPanel;
+class DeviceProbe;
+class HistoryPanel;
+class LogView;
+class MetricsStore;
+class RankTableModel;
+class RunControls;
+class RunForm;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  RunController* controller() const { return controller_; }
+  RunForm* form() const { return form_; }
+  RunControls* controls() const { return controls_; }
+  ChartsPanel* charts() const { return charts_; }
+  RankTableModel* rankModel() const { return rankModel_; }
+  LogView* logView() const { return log_; }
+  HistoryPanel* history() const { return history_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QAction* startAction() const { return start_; }
+  QAction* stopAction() const { return stop_; }
+
+  // Asked when the window is closed during a run: true means "stop the run and close". The
+  // default shows a question dialog; tests answer it themselves.
+  void setCloseQuestion(std::function<bool()> ask) { askClose_ = std::move(ask); }
+  // Errors the user must see (default: a non-modal message box; tests collect them).
+  void setErrorSink(std::function<void(const QString&)> sink) { showError_ = std::move(sink); }
+  // Asks the worker for its devices (asynchronously) so the form can bound the GPU count.
+  void startProbe();
+  // The window's periodic refresh of controls and rank table (tests call it to skip waiting).
+  void refreshNow();
+
+ public Q_SLOTS:
+  bool startRun();
+  void stopRun();
+  // Continues a stopped run from its directory (resume = that directory).
+  bool resumeRun(const QString& runDir);
+  // Shows runs from the history: one, or several overlaid.
+  void openRuns(const QStringList& paths);
+  void showLiveRun();
+  void copyTorchrunCommand();
+  void copySrunCommand();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  bool launch(const RunSpec& spec);
+  void onStateChanged(RunController::State state);
+  void updateActions();
+  void buildMenus();
+  QWidget* buildLeft();
+  void status(const QString& text);
+
+  RunController* controller_;
+  DeviceProbe* probe_;
+  RunForm* form_;
+  RunControls* controls_;
+  ChartsPanel* charts_;
+  RankTableModel* rankModel_;
+  QTableView* rankView_;
+  LogView* log_;
+  HistoryPanel* history_;
+  QTabWidget* tabs_;
+  QAction* start_;
+  QAction* stop_;
+  QTimer refresh_;
+  std::vector<std::unique_ptr<MetricsStore>> viewed_;  // runs opened from the history
+  std::function<bool()> askClose_;
+  std::function<void(const QString&)> showError_;
+  bool closeAfterStop_ = false;
+};
+
+}  // namespace ddpdesk

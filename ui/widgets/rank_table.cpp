@@ -1,0 +1,122 @@
+#include "rank_table.h"
+
+#include <QBrush>
+#include <QColor>
+#include <algorithm>
+#include <cmath>
+
+#include "metrics_store.h"
+#include "progress_text.h"
+
+namespace ddpdesk {
+namespace {
+
+QString stateOf(const RunController::RankState* p, const RankInfo& info, bool* failed) {
+  const QString ev = info.lastEvent;
+  if (p && p->exited) {
+    const bool ok = !p->crashed && p->exitCode == 0;
+    if (ok && ev == QLatin1String("finished")) return QStringLiteral("finished");
+    if (ok && ev == QLatin1String("stopped")) return QStringLiteral("stopped");
+    if (ok) return QStringLiteral("exited");
+    *failed = true;
+    return QStringLiteral("failed");
+  }
+  if (p && !p->running && p->pid == 0) return QStringLiteral("not started");
+  if (p && !p->connected && info.step == 0) return QStringLiteral("starting");
+  if (ev == QLatin1String("stopping") || ev == QLatin1String("stopped") ||
+      ev == QLatin1String("finished"))
+    return ev;
+  if (!info.error.isEmpty()) {
+    *failed = true;
+    return QStringLiteral("error");
+  }
+  return info.seen || (p && p->running) ? QStringLiteral("running") : QString();
+}
+
+}  // namespace
+
+std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& ranks,
+                                   const MetricsStore& store) {
+  std::vector<RankRow> rows;
+  const int n = ranks.empty() ? store.rankCount() : int(ranks.size());
+  const int world = std::max(1, std::max(n, store.rankCount()));
+  for (int r = 0; r < n; ++r) {
+    const RunController::RankState* p = ranks.empty() ? nullptr : &ranks[r];
+    const RankInfo& info = store.rankInfo(r);
+    RankRow row;
+    row.rank = r;
+    row.pid = p && p->pid ? p->pid : info.pid;
+    row.device = info.device;
+    row.state = stateOf(p, info, &row.failed);
+    row.step = info.step;
+    row.loss = info.loss;
+    row.samplesPerSec = info.samplesPerSec / world;
+    if (p && p->exited)
+      row.exitCode =
+          p->crashed ? QStringLiteral("signal %1").arg(p->signal) : QString::number(p->exitCode);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void RankTableModel::setRows(std::vector<RankRow> rows) {
+  if (rows.size() != rows_.size()) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    endResetModel();
+    return;
+  }
+  rows_ = std::move(rows);
+  if (!rows_.empty())
+    Q_EMIT dataChanged(index(0, 0), index(int(rows_.size()) - 1, ColumnCount - 1));
+}
+
+int RankTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+
+int RankTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RankTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= int(rows_.size())) return {};
+  const RankRow& r = rows_[index.row()];
+  if (role == Qt::ForegroundRole && r.failed) return QBrush(QColor(192, 57, 43));
+  if (role == Qt::TextAlignmentRole)
+    return index.column() == State || index.column() == Device
+               ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+               : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Rank:
+      return r.rank;
+    case Pid:
+      return r.pid ? QVariant(r.pid) : QVariant(QString());
+    case Device:
+      return r.device;
+    case State:
+      return r.state;
+    case Step:
+      return r.step;
+    case Loss:
+      return formatLoss(r.loss);
+    case SamplesPerSec:
+      return QString::number(r.samplesPerSec, 'f', 0);
+    case ExitCode:
+      return r.exitCode;
+  }
+  return {};
+}
+
+QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal) return {};
+  static const char* names[] = {"rank", "pid",       "device",    "state",
+                                "step", "last loss", "samples/s", "exit code"};
+  if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
+  if (role == Qt::ToolTipRole && section == SamplesPerSec)
+    return tr("This rank's share: the global samples/s it measured divided by the world size");
+  return {};
+}
+
+}  // namespace ddpdesk

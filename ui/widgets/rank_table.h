@@ -1,0 +1,50 @@
+// The rank table: one row per rank with pid, device, state, step, last loss, samples/s and exit
+// code, from the controller's process view and the store's metrics view of the same rank.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <vector>
+
+#include "run_controller.h"
+
+namespace ddpdesk {
+
+class MetricsStore;
+
+struct RankRow {
+  int rank = 0;
+  qint64 pid = 0;
+  QString device;
+  QString state;  // not started, starting, running, stopping, finished, stopped, failed, exited
+  qint64 step = 0;
+  double loss = 0;           // NaN before the first step
+  double samplesPerSec = 0;  // this rank's share of the global rate it measured
+  QString exitCode;          // "0", "3", "signal 9", or empty while running
+  bool failed = false;
+};
+
+// Pure: one row per rank of the controller (or per rank the store knows, when there is no
+// process view, as for a run loaded from disk).
+std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& ranks,
+                                   const MetricsStore& store);
+
+class RankTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Rank, Pid, Device, State, Step, Loss, SamplesPerSec, ExitCode, ColumnCount };
+  using QAbstractTableModel::QAbstractTableModel;
+
+  void setRows(std::vector<RankRow> rows);
+  const std::vector<RankRow>& rows() const { return rows_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+ private:
+  std::vector<RankRow> rows_;
+};
+
+}  // namespace ddpdesk

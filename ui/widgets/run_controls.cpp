@@ -1,0 +1,104 @@
+#include "run_controls.h"
+
+#include <QAction>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QToolButton>
+#include <cmath>
+
+#include "metrics_store.h"
+#include "progress_text.h"
+
+namespace ddpdesk {
+namespace {
+
+QString stateColor(RunController::State s) {
+  switch (s) {
+    case RunController::State::Starting:
+    case RunController::State::Stopping:
+      return QStringLiteral("#b7950b");
+    case RunController::State::Running:
+      return QStringLiteral("#1e8449");
+    case RunController::State::Failed:
+      return QStringLiteral("#c0392b");
+    default:
+      return QStringLiteral("#555");
+  }
+}
+
+QToolButton* button(QAction* action, QWidget* parent) {
+  auto* b = new QToolButton(parent);
+  b->setDefaultAction(action);
+  b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  b->setMinimumWidth(90);
+  return b;
+}
+
+}  // namespace
+
+RunControls::RunControls(QAction* start, QAction* stop, QWidget* parent) : QWidget(parent) {
+  auto* h = new QHBoxLayout(this);
+  h->setContentsMargins(4, 2, 4, 2);
+  h->addWidget(button(start, this));
+  h->addWidget(button(stop, this));
+  state_ = new QLabel(this);
+  state_->setMinimumWidth(90);
+  h->addWidget(state_);
+  elapsed_ = new QLabel(this);
+  elapsed_->setToolTip(tr("Wall time since the ranks were launched"));
+  h->addWidget(elapsed_);
+  progress_ = new QProgressBar(this);
+  progress_->setFormat(tr("step %v / %m  (%p%)"));
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  h->addWidget(progress_, 1);
+  eta_ = new QLabel(this);
+  eta_->setMinimumWidth(80);
+  eta_->setToolTip(tr("Estimated time left, from the recent step rate"));
+  h->addWidget(eta_);
+  loss_ = new QLabel(this);
+  h->addWidget(loss_);
+}
+
+double RunControls::elapsedSeconds(const RunController& c) {
+  if (!c.startedAt().isValid()) return -1;
+  const QDateTime end = c.endedAt().isValid() ? c.endedAt() : QDateTime::currentDateTime();
+  return c.startedAt().msecsTo(end) / 1000.0;
+}
+
+void RunControls::refresh(const RunController& c) {
+  const RunController::State s = c.state();
+  state_->setText(
+      QStringLiteral("<b style='color:%1'>%2</b>").arg(stateColor(s), RunController::stateName(s)));
+  const double secs = elapsedSeconds(c);
+  elapsed_->setText(secs < 0 ? QString() : tr("elapsed %1").arg(formatDuration(secs)));
+  const RunProgress p = c.store()->progress();
+  if (p.totalSteps > 0) {
+    progress_->setRange(0, int(std::min<qint64>(p.totalSteps, INT_MAX)));
+    progress_->setValue(int(std::min(p.step, p.totalSteps)));
+  } else {
+    // Unknown length: a busy bar while starting, an empty one otherwise.
+    progress_->setRange(0, c.isActive() ? 0 : 1);
+    progress_->setValue(0);
+  }
+  eta_->setText(c.isActive() && p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds))
+                                                  : QString());
+  QString loss;
+  if (!std::isnan(p.globalLoss)) loss = tr("loss %1").arg(formatLoss(p.globalLoss));
+  if (!std::isnan(p.evalAccuracy))
+    loss += tr("  val. acc. %1%").arg(p.evalAccuracy * 100.0, 0, 'f', 1);
+  loss_->setText(loss);
+}
+
+QString RunControls::stateText() const {
+  return state_->text();
+}
+QString RunControls::elapsedText() const {
+  return elapsed_->text();
+}
+QString RunControls::etaText() const {
+  return eta_->text();
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,85 @@
+// RunForm: the run configuration panel. One editor per RunSpec field (built from
+// run_spec_fields(), so a new field shows up here without code), parsed and checked with the
+// shared rules (apply_fields + validate) on every edit; the problem is shown under the field.
+// Also: the effective global batch as you type, the GPU count bounded by what
+// `ddpdesk-worker --probe` reported, presets as JSON files.
+#pragma once
+
+#include <QMap>
+#include <QString>
+#include <QWidget>
+
+#include "device_probe.h"
+#include "run_spec.h"
+
+class QComboBox;
+class QLabel;
+class QSpinBox;
+class QToolButton;
+class QWidget;
+
+namespace ddpdesk {
+
+class RunForm : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunForm(QWidget* parent = nullptr);
+
+  // The spec as the editors describe it (valid or not; isValid() says which).
+  RunSpec spec() const { return spec_; }
+  void setSpec(const RunSpec& spec);
+  bool isValid() const { return errors_.isEmpty(); }
+  // Field key -> the problem shown next to it.
+  QMap<QString, QString> errors() const { return errors_; }
+  QString effectiveBatchText() const;
+
+  // The probe's answer bounds the GPU count when the device is CUDA.
+  void setProbeResult(const ProbeResult& result);
+
+  // Presets: the RunSpec JSON. Loading applies every field it can and reports the rest.
+  QStringList loadPresetFile(const QString& path);
+  bool savePresetFile(const QString& path, QString* error = nullptr);
+
+  // For tests and for the window: the editor of a field (QLineEdit, QComboBox or QSpinBox), its
+  // message label, and a way to type into it as a person would.
+  QWidget* editor(const QString& key) const;
+  QLabel* errorLabel(const QString& key) const;
+  void setFieldText(const QString& key, const QString& text);
+  QString fieldText(const QString& key) const;
+
+ Q_SIGNALS:
+  void specChanged();
+  void validityChanged(bool valid);
+  // A preset was loaded or saved, or failed to: one line for the status bar.
+  void message(const QString& text);
+
+ public Q_SLOTS:
+  void loadPresetDialog();
+  void savePresetDialog();
+
+ private:
+  struct Row {
+    QString key;
+    QLabel* label = nullptr;
+    QWidget* editor = nullptr;
+    QLabel* error = nullptr;
+    QLabel* hint = nullptr;
+  };
+
+  QWidget* makeRow(const QString& key, const QString& help);
+  const Row* row(const QString& key) const;
+  void revalidate();
+  void updateHints();
+
+  QList<Row> rows_;
+  RunSpec spec_;
+  QMap<QString, QString> errors_;
+  bool valid_ = false;
+  bool filling_ = false;
+  ProbeResult probe_;
+  QLabel* batchLabel_ = nullptr;
+  QToolButton* presetButton_ = nullptr;
+  QToolButton* advancedToggle_ = nullptr;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,81 @@
+// Run history: the runs under the runs directory (RunDirectory::listRuns), newest first. Open one
+// to view its charts, select several to overlay them on one chart, resume a stopped one.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <vector>
+
+#include "run_directory.h"
+
+class QLabel;
+class QPushButton;
+class QTableView;
+
+namespace ddpdesk {
+
+class RunHistoryModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Run, Task, Ranks, Batch, State, Steps, Loss, Started, ColumnCount };
+  using QAbstractTableModel::QAbstractTableModel;
+
+  void setRecords(std::vector<RunRecord> records);
+  const std::vector<RunRecord>& records() const { return records_; }
+  const RunRecord* record(int row) const;
+  int rowOf(const QString& path) const;
+
+  // "Finished", "Stopped", "Failed", or "active / interrupted" without a status.json.
+  static QString stateText(const RunRecord& r);
+  // A run can be resumed when it ended without finishing (stopped or failed) and left a
+  // checkpoint behind.
+  static bool canResume(const RunRecord& r);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+ private:
+  std::vector<RunRecord> records_;
+};
+
+class HistoryPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HistoryPanel(QWidget* parent = nullptr);
+
+  // Where runs are listed from (default RunDirectory::runsRoot()).
+  void setRoot(const QString& root) { root_ = root; }
+  QString root() const { return root_; }
+  // The live run's directory: it cannot be resumed while it runs.
+  void setActiveRun(const QString& path);
+
+  RunHistoryModel* model() const { return model_; }
+  QTableView* view() const { return view_; }
+  QStringList selectedPaths() const;
+  void selectPaths(const QStringList& paths);
+
+ public Q_SLOTS:
+  void refresh();
+
+ Q_SIGNALS:
+  // One path: view that run; several: overlay them.
+  void openRequested(const QStringList& paths);
+  void resumeRequested(const QString& path);
+
+ private:
+  void updateButtons();
+
+  QString root_;
+  QString active_;
+  RunHistoryModel* model_;
+  QTableView* view_;
+  QPushButton* open_;
+  QPushButton* resume_;
+  QLabel* detail_;
+};
+
+}  // namespace ddpdesk

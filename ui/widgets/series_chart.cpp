@@ -1,0 +1,381 @@
+#include "series_chart.h"
+
+#include <qcustomplot.h>
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "metrics_store.h"
+
+namespace ddpdesk {
+
+struct SeriesChart::Curve {
+  CurveDef def;
+  std::unique_ptr<SmoothedGraph> graph;
+  KeyMapper mapper;
+  std::size_t drawn = 0;  // points of the store's series already fed
+};
+
+// Per source: the revision last drawn, and the global series' keys in the current x mode (eval
+// points take their x from them).
+struct SeriesChart::SourceState {
+  quint64 revision = 0;
+  bool seen = false;
+  KeyMapper globalMapper;
+  std::vector<double> globalKeys;
+};
+
+SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* parent)
+    : QWidget(parent), plot_(new QCustomPlot(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  toolRow_ = new QHBoxLayout();
+  title_ = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()), this);
+  toolRow_->addWidget(title_);
+  toolRow_->addStretch(1);
+  logBox_ = new QCheckBox(tr("Log y"), this);
+  logBox_->setToolTip(tr("Logarithmic y axis"));
+  connect(logBox_, &QCheckBox::toggled, this, &SeriesChart::setLogY);
+  toolRow_->addWidget(logBox_);
+  auto* reset = new QPushButton(tr("Reset view"), this);
+  reset->setToolTip(tr("Undo zoom and pan and follow the data again (or double-click the chart)"));
+  connect(reset, &QPushButton::clicked, this, &SeriesChart::resetView);
+  toolRow_->addWidget(reset);
+  layout->addLayout(toolRow_);
+  layout->addWidget(plot_, 1);
+
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  // Lines without antialiasing draw several times faster with millions of points.
+  plot_->setNotAntialiasedElements(QCP::aePlottables);
+  plot_->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
+  plot_->xAxis->setLabel(xAxisLabel(xAxis_));
+  plot_->yAxis->setLabel(yLabel);
+  plot_->legend->setVisible(true);
+  plot_->legend->setBrush(QColor(255, 255, 255, 210));
+  QFont legendFont = font();
+  legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+  plot_->legend->setFont(legendFont);
+  plot_->legend->setIconSize(18, 8);
+  plot_->legend->setRowSpacing(-2);
+  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+  connect(plot_, &QCustomPlot::legendClick, this,
+          [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+            if (auto* pi = qobject_cast<QCPPlottableLegendItem*>(item))
+              onLegendClick(pi->plottable());
+          });
+  connect(plot_, &QCustomPlot::mouseWheel, this, [this] { markInteraction(); });
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    if (e->buttons() & Qt::LeftButton) markInteraction();
+  });
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent* e) {
+    // A double-click on the legend is two toggles, not a reset.
+    if (plot_->legend->selectTest(e->position(), false) < 0) resetView();
+  });
+
+  // The graphs get their points for the range about to be drawn, whatever triggered the
+  // replot: a sync, a zoom or a pan.
+  connect(plot_, &QCustomPlot::beforeReplot, this, [this] {
+    const QCPRange x = plot_->xAxis->range();
+    const int pixels = std::max(1, plot_->axisRect()->width());
+    for (auto& c : curves_) c->graph->refresh(x.lower, x.upper, pixels);
+  });
+
+  timer_.setInterval(66);
+  connect(&timer_, &QTimer::timeout, this, &SeriesChart::sync);
+  timer_.start();
+}
+
+SeriesChart::~SeriesChart() {
+  curves_.clear();  // graphs first, while the plot exists
+}
+
+QColor SeriesChart::paletteColor(int i) {
+  // Tableau 10: distinct on screen and in print.
+  static const QColor colors[] = {{31, 119, 180},  {255, 127, 14}, {44, 160, 44},   {214, 39, 40},
+                                  {148, 103, 189}, {140, 86, 75},  {227, 119, 194}, {127, 127, 127},
+                                  {188, 189, 34},  {23, 190, 207}};
+  return colors[((i % 10) + 10) % 10];
+}
+
+void SeriesChart::setRedrawInterval(int ms, int phaseMs) {
+  timer_.stop();
+  timer_.setInterval(ms);
+  if (phaseMs <= 0) {
+    timer_.start();
+    return;
+  }
+  QTimer::singleShot(phaseMs, this, [this] { timer_.start(); });
+}
+
+void SeriesChart::setSources(const ChartSources& sources) {
+  for (const ChartSource& s : sources_)
+    if (s.store) disconnect(s.store, nullptr, this, nullptr);
+  sources_ = sources;
+  for (const ChartSource& s : sources_)
+    if (s.store) connect(s.store, &MetricsStore::reset, this, [this] { needsRebuild_ = true; });
+  curves_.clear();
+  state_.assign(sources_.size(), SourceState());
+  following_ = true;
+  needsRebuild_ = true;
+  sync();
+}
+
+void SeriesChart::setXAxis(XAxis axis) {
+  if (axis == xAxis_) return;
+  xAxis_ = axis;
+  plot_->xAxis->setLabel(xAxisLabel(axis));
+  following_ = true;
+  needsRebuild_ = true;
+  sync();
+}
+
+void SeriesChart::setSmoothing(double weight) {
+  smoothing_ = std::clamp(weight, 0.0, 0.999);
+  for (auto& c : curves_) c->graph->setSmoothing(smoothing_);
+  needsReplot_ = true;
+  sync();
+}
+
+void SeriesChart::setLogY(bool log) {
+  if (log != logBox_->isChecked()) logBox_->setChecked(log);  // re-enters through toggled
+  if (log == logY_) return;
+  logY_ = log;
+  if (log) {
+    plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  } else {
+    plot_->yAxis->setScaleType(QCPAxis::stLinear);
+    plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  }
+  needsReplot_ = true;
+  following_ = true;
+  sync();
+  Q_EMIT logYChanged(log);
+}
+
+void SeriesChart::rebuild() {
+  needsRebuild_ = false;
+  for (auto& c : curves_) {
+    c->graph->clear();
+    c->mapper = KeyMapper(xAxis_);
+    c->drawn = 0;
+  }
+  for (SourceState& s : state_) s = SourceState();
+}
+
+void SeriesChart::updateGlobalKeys(int source) {
+  SourceState& st = state_[source];
+  const GlobalSeries& g = sources_[source].store->global();
+  if (st.globalKeys.size() > g.size()) {
+    st.globalKeys.clear();
+    st.globalMapper = KeyMapper(xAxis_);
+  }
+  if (st.globalKeys.empty()) st.globalMapper = KeyMapper(xAxis_);
+  const XColumns cols{&g.step, &g.samples, &g.time};
+  const std::vector<double>& x = cols.pick(xAxis_);
+  for (std::size_t i = st.globalKeys.size(); i < g.size(); ++i)
+    st.globalKeys.push_back(st.globalMapper.map(x[i]));
+}
+
+void SeriesChart::feed(Curve& c) {
+  const MetricsStore& store = *sources_[c.def.source].store;
+  QVector<QCPGraphData> pts;
+  if (c.def.kind == CurveDef::Kind::Eval) {
+    const EvalSeries& e = store.evals();
+    const std::vector<double>& y =
+        c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss;
+    const std::vector<double>& keys = state_[c.def.source].globalKeys;
+    const std::vector<double>& steps = store.global().step;
+    for (std::size_t i = c.drawn; i < e.size(); ++i) {
+      if (std::isnan(y[i])) continue;
+      const double key = xAxis_ == XAxis::Step ? e.step[i] : keyForStep(steps, keys, e.step[i]);
+      if (!std::isnan(key)) pts.append(QCPGraphData(key, y[i]));
+    }
+    c.drawn = e.size();
+  } else {
+    const bool rank = c.def.kind == CurveDef::Kind::Rank;
+    const StepSeries& rs = store.rankSeries(c.def.rank);
+    const GlobalSeries& gs = store.global();
+    const XColumns cols = rank ? XColumns{&rs.step, &rs.samples, &rs.time}
+                               : XColumns{&gs.step, &gs.samples, &gs.time};
+    const std::size_t n = rank ? rs.size() : gs.size();
+    const std::vector<double>* y = nullptr;
+    double scale = 1.0;
+    switch (c.def.value) {
+      case CurveDef::Value::Loss:
+        y = rank ? &rs.loss : &gs.loss;
+        break;
+      case CurveDef::Value::RankSamplesPerSec:
+        // Workers report the global rate; each rank's own share is that over the world size.
+        scale = 1.0 / std::max(1, store.rankCount());
+        [[fallthrough]];
+      case CurveDef::Value::SamplesPerSec:
+        y = rank ? &rs.samplesPerSec : &gs.samplesPerSec;
+        break;
+      default:
+        return;
+    }
+    if (n < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
+      needsRebuild_ = true;
+      return;
+    }
+    const std::vector<double>& x = cols.pick(xAxis_);
+    pts.reserve(int(n - c.drawn));
+    for (std::size_t i = c.drawn; i < n; ++i)
+      pts.append(QCPGraphData(c.mapper.map(x[i]), (*y)[i] * scale));
+    c.drawn = n;
+  }
+  if (!pts.isEmpty()) {
+    c.graph->append(pts);
+    needsReplot_ = true;
+  }
+}
+
+void SeriesChart::addNewCurves() {
+  const std::vector<CurveDef> defs = layout();
+  std::size_t known = 0;
+  for (const CurveDef& d : defs)
+    for (const auto& c : curves_) known += c->def.id == d.id ? 1 : 0;
+  if (known == defs.size()) return;
+  // A new curve that belongs before existing ones (a rank appearing after the global curve was
+  // made) would otherwise end up out of order in the legend and in drawing order; recreating
+  // them is cheap, because this happens at the start of a run, when there are few points.
+  bool inOrder = curves_.size() <= defs.size();
+  for (std::size_t k = 0; inOrder && k < curves_.size(); ++k)
+    inOrder = curves_[k]->def.id == defs[k].id;
+  if (!inOrder) {
+    curves_.clear();
+    for (SourceState& st : state_) st = SourceState();
+  }
+  for (std::size_t k = curves_.size(); k < defs.size(); ++k) {
+    const CurveDef& def = defs[k];
+    auto c = std::make_unique<Curve>();
+    c->def = def;
+    c->mapper = KeyMapper(xAxis_);
+    QCPAxis* valueAxis = def.rightAxis ? plot_->yAxis2 : plot_->yAxis;
+    c->graph = std::make_unique<SmoothedGraph>(plot_, plot_->xAxis, valueAxis, def.name, def.style,
+                                               smoothing_);
+    if (def.rightAxis) plot_->yAxis2->setVisible(true);
+    curves_.push_back(std::move(c));
+    if (hidden_.contains(def.name)) applyVisibility(*curves_.back(), false);
+  }
+  needsReplot_ = true;
+}
+
+void SeriesChart::applyVisibility(Curve& c, bool visible) {
+  c.graph->setVisible(visible);
+  if (auto* item = plot_->legend->itemWithPlottable(c.graph->legendPlottable()))
+    item->setTextColor(visible ? Qt::black : QColor(160, 160, 160));
+}
+
+void SeriesChart::sync() {
+  if (needsRebuild_) {
+    rebuild();
+    needsReplot_ = true;
+  }
+  bool any = false;  // a store moved since the last sync
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    const MetricsStore* store = sources_[i].store;
+    any = any || (store && (!state_[i].seen || state_[i].revision != store->revision()));
+  }
+  if (any) addNewCurves();  // may reset state_: a rebuild feeds every source from the start
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    const MetricsStore* store = sources_[i].store;
+    SourceState& st = state_[i];
+    if (!store || (st.seen && st.revision == store->revision())) continue;
+    st.seen = true;
+    st.revision = store->revision();
+    if (xAxis_ != XAxis::Step) updateGlobalKeys(int(i));
+    for (auto& c : curves_)
+      if (c->def.source == int(i)) feed(*c);
+  }
+  if (!needsReplot_) return;
+  needsReplot_ = false;
+  if (following_) applyRanges();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SeriesChart::applyRanges() {
+  Extent left, right;
+  for (const auto& c : curves_) {
+    if (!c->graph->isVisible()) continue;
+    (c->def.rightAxis ? right : left).unite(c->graph->extent());
+  }
+  Extent keys = left;
+  keys.unite(right);
+  if (!keys.empty()) {
+    const double pad = keys.keyMax > keys.keyMin ? 0.0 : 0.5;
+    plot_->xAxis->setRange(keys.keyMin - pad, keys.keyMax + pad);
+  }
+  auto fit = [this](QCPAxis* axis, const Extent& e, bool log) {
+    if (!(e.valueMin <= e.valueMax)) return;
+    if (log) {
+      if (!(e.positiveMin <= e.valueMax)) return;
+      const double lo = e.positiveMin, hi = std::max(e.valueMax, lo);
+      axis->setRange(lo / 1.15, hi * 1.15);
+    } else {
+      const double span = e.valueMax - e.valueMin;
+      const double pad = span > 0 ? span * 0.05 : std::max(std::fabs(e.valueMax) * 0.05, 0.5);
+      axis->setRange(e.valueMin - pad, e.valueMax + pad);
+    }
+  };
+  fit(plot_->yAxis, left, logY_);
+  fit(plot_->yAxis2, right, false);
+}
+
+void SeriesChart::resetView() {
+  following_ = true;
+  needsReplot_ = true;
+  sync();
+}
+
+void SeriesChart::markInteraction() {
+  following_ = false;
+}
+
+bool SeriesChart::savePng(const QString& path, int width, int height) {
+  return plot_->savePng(path, width, height);
+}
+
+QStringList SeriesChart::curveNames() const {
+  QStringList out;
+  for (const auto& c : curves_) out << c->def.name;
+  return out;
+}
+
+const SmoothedGraph* SeriesChart::curve(const QString& name) const {
+  for (const auto& c : curves_)
+    if (c->def.name == name) return c->graph.get();
+  return nullptr;
+}
+
+void SeriesChart::setCurveVisible(const QString& name, bool visible) {
+  if (visible)
+    hidden_.remove(name);
+  else
+    hidden_.insert(name);
+  for (auto& c : curves_)
+    if (c->def.name == name) applyVisibility(*c, visible);
+  needsReplot_ = true;
+  sync();
+}
+
+bool SeriesChart::isCurveVisible(const QString& name) const {
+  const SmoothedGraph* g = curve(name);
+  return g && g->isVisible();
+}
+
+void SeriesChart::onLegendClick(QCPAbstractPlottable* plottable) {
+  for (auto& c : curves_)
+    if (c->graph->legendPlottable() == plottable) {
+      setCurveVisible(c->def.name, !c->graph->isVisible());
+      return;
+    }
+}
+
+}  // namespace ddpdesk

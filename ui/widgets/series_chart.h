@@ -1,0 +1,124 @@
+// SeriesChart: a QCustomPlot that follows one or more MetricsStores. Subclasses say which curves
+// exist (layout()); this class feeds them incrementally, on a timer, only when a store's revision
+// moved: a redraw never happens per point, and every point is kept (QCustomPlot's adaptive
+// sampling draws millions of them). Also: legend click toggles a series, linear/log y, x by step,
+// samples or wall time, wheel zoom, drag pan, double-click or Reset to follow the data again,
+// PNG export.
+#pragma once
+
+#include <QColor>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QSet>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "chart_sources.h"
+#include "smoothed_graph.h"
+#include "x_axis.h"
+
+class QCustomPlot;
+class QCPGraph;
+class QCheckBox;
+class QHBoxLayout;
+class QLabel;
+
+namespace ddpdesk {
+
+class MetricsStore;
+
+// One curve: where its points come from and how it looks.
+struct CurveDef {
+  enum class Kind { Rank, Global, Eval };
+  enum class Value { Loss, SamplesPerSec, RankSamplesPerSec, EvalLoss, EvalAccuracy };
+  QString id;    // unique and stable: curves are matched by id across layout() calls
+  QString name;  // legend text
+  int source = 0;
+  Kind kind = Kind::Global;
+  int rank = -1;
+  Value value = Value::Loss;
+  CurveStyle style;
+  bool rightAxis = false;
+};
+
+class SeriesChart : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SeriesChart(const QString& title, const QString& yLabel, QWidget* parent = nullptr);
+  ~SeriesChart() override;
+
+  void setSources(const ChartSources& sources);
+  const ChartSources& sources() const { return sources_; }
+
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const { return xAxis_; }
+  void setSmoothing(double weight);  // TensorBoard's smoothing weight, 0 .. 0.999
+  double smoothing() const { return smoothing_; }
+  void setLogY(bool log);
+  bool logY() const { return logY_; }
+  // Redraw period (default 66 ms: 15 Hz), first tick after `phaseMs`: charts side by side take
+  // turns instead of redrawing in the same event-loop pass.
+  void setRedrawInterval(int ms, int phaseMs = 0);
+
+  // Feeds whatever the stores gained since the last call; replots when anything changed.
+  // The timer calls it; tests and the benchmark call it directly.
+  void sync();
+  // Back to following the data (undo zoom and pan).
+  void resetView();
+  bool following() const { return following_; }
+  // width/height 0: the chart's size on screen.
+  bool savePng(const QString& path, int width = 0, int height = 0);
+
+  QCustomPlot* plot() const { return plot_; }
+  QStringList curveNames() const;
+  const SmoothedGraph* curve(const QString& name) const;
+  void setCurveVisible(const QString& name, bool visible);
+  bool isCurveVisible(const QString& name) const;
+  // Colours for rank r and for overlaid run i (a 10-colour qualitative palette).
+  static QColor paletteColor(int i);
+
+ Q_SIGNALS:
+  void logYChanged(bool log);
+
+ protected:
+  // The curves this chart shows for the current sources. Called on every sync that sees a
+  // change; new ids get new curves (in layout order), curves are never dropped until the
+  // sources change.
+  virtual std::vector<CurveDef> layout() const = 0;
+  // Extra controls in the chart's title row.
+  QHBoxLayout* toolRow() const { return toolRow_; }
+
+ private:
+  struct Curve;
+  struct SourceState;
+
+  void rebuild();
+  void addNewCurves();
+  void applyVisibility(Curve& c, bool visible);
+  void feed(Curve& c);
+  void updateGlobalKeys(int source);
+  void applyRanges();
+  void onLegendClick(QCPAbstractPlottable* plottable);
+  void markInteraction();
+
+  QCustomPlot* plot_;
+  QLabel* title_;
+  QCheckBox* logBox_;
+  QHBoxLayout* toolRow_;
+  QTimer timer_;
+  ChartSources sources_;
+  std::vector<SourceState> state_;
+  std::vector<std::unique_ptr<Curve>> curves_;
+  XAxis xAxis_ = XAxis::Step;
+  double smoothing_ = 0.6;
+  bool logY_ = false;
+  QSet<QString> hidden_;  // curve names the user switched off (kept across rebuilds)
+  bool following_ = true;
+  bool needsRebuild_ = false;
+  bool needsReplot_ = false;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,73 @@
+#include "throughput_chart.h"
+
+#include <qcustomplot.h>
+#include <cmath>
+
+#include "loss_chart.h"
+#include "metrics_store.h"
+
+namespace ddpdesk {
+namespace {
+
+bool hasAccuracy(const MetricsStore& store) {
+  for (double a : store.evals().accuracy)
+    if (!std::isnan(a)) return true;
+  return false;
+}
+
+}  // namespace
+
+ThroughputChart::ThroughputChart(QWidget* parent)
+    : SeriesChart(tr("Throughput"), tr("samples/s"), parent) {
+  plot()->yAxis2->setLabel(tr("validation accuracy"));
+}
+
+std::vector<CurveDef> ThroughputChart::layout() const {
+  std::vector<CurveDef> out;
+  const ChartSources& src = sources();
+  const bool overlay = src.size() > 1;
+  for (int s = 0; s < int(src.size()); ++s) {
+    if (!src[s].store) continue;
+    const QString prefix = QStringLiteral("s%1/").arg(s);
+    if (!overlay) {
+      for (int r = 0; r < src[s].store->rankCount(); ++r) {
+        CurveDef d;
+        d.id = prefix + QStringLiteral("rank%1").arg(r);
+        d.name = LossChart::rankCurveName(r);
+        d.source = s;
+        d.kind = CurveDef::Kind::Rank;
+        d.rank = r;
+        d.value = CurveDef::Value::RankSamplesPerSec;
+        d.style.color = paletteColor(r);
+        d.style.width = 1.0;  // 1 px: the raster engine's fast path for lines
+        out.push_back(d);
+      }
+    }
+    CurveDef g;
+    g.id = prefix + QStringLiteral("global");
+    g.name = overlay ? src[s].label : LossChart::globalCurveName();
+    g.source = s;
+    g.kind = CurveDef::Kind::Global;
+    g.value = CurveDef::Value::SamplesPerSec;
+    g.style.color = overlay ? paletteColor(s) : QColor(20, 20, 20);
+    g.style.width = 2.0;
+    out.push_back(g);
+    if (hasAccuracy(*src[s].store)) {
+      CurveDef a;
+      a.id = prefix + QStringLiteral("accuracy");
+      a.name = overlay ? src[s].label + QStringLiteral(" (acc.)") : accuracyCurveName();
+      a.source = s;
+      a.kind = CurveDef::Kind::Eval;
+      a.value = CurveDef::Value::EvalAccuracy;
+      // A line with markers: a few points per run, one per epoch.
+      a.style.color = overlay ? paletteColor(s) : QColor(230, 50, 50);
+      a.style.smoothable = false;
+      a.style.scatter = true;
+      a.rightAxis = true;
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+}  // namespace ddpdesk

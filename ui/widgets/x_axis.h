@@ -1,0 +1,50 @@
+// What the charts put on the x axis, and how a series' columns become monotonic keys.
+#pragma once
+
+#include <QString>
+#include <cstddef>
+#include <vector>
+
+namespace ddpdesk {
+
+enum class XAxis { Step, Samples, WallTime };
+
+QString xAxisLabel(XAxis axis);  // "optimizer step", "samples", "wall time (s)"
+
+// Turns a column into chart keys, incrementally. Steps and samples are used as they are; the
+// workers' clock restarts at 0 when a run is resumed, so for wall time each new session is
+// shifted to begin where the previous one ended, keeping one run's curve in time order.
+class KeyMapper {
+ public:
+  explicit KeyMapper(XAxis axis = XAxis::Step) : axis_(axis) {}
+  XAxis axis() const { return axis_; }
+  void reset() {
+    offset_ = 0;
+    lastRaw_ = 0;
+    started_ = false;
+  }
+  double map(double raw);
+
+ private:
+  XAxis axis_;
+  double offset_ = 0;
+  double lastRaw_ = 0;
+  bool started_ = false;
+};
+
+// The columns of one series that can serve as x. Pointers into a MetricsStore's vectors.
+struct XColumns {
+  const std::vector<double>* step = nullptr;
+  const std::vector<double>* samples = nullptr;
+  const std::vector<double>* time = nullptr;
+  const std::vector<double>& pick(XAxis axis) const {
+    return axis == XAxis::Step ? *step : axis == XAxis::Samples ? *samples : *time;
+  }
+};
+
+// Key of the last point whose step is at most `step` (evaluations carry only a step; their x in
+// samples or time comes from the global series). The first key when every step is later; NaN
+// when there are no keys. `steps` is expected in ascending order.
+double keyForStep(const std::vector<double>& steps, const std::vector<double>& keys, double step);
+
+}  // namespace ddpdesk
