@@ -4,6 +4,7 @@
 #include <QTimer>
 #include <iostream>
 
+#include "gui_args.h"
 #include "main_window.h"
 #include "run_form.h"
 #include "spec_flags.h"
@@ -16,9 +17,27 @@ bool guiAvailable() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
+namespace {
+
+// argv-style view of strings that outlive it.
+struct Argv {
+  explicit Argv(std::vector<std::string>& words) {
+    for (std::string& w : words) ptrs.push_back(w.data());
+    ptrs.push_back(nullptr);
+    argc = int(words.size());
+  }
+  std::vector<char*> ptrs;
+  int argc;
+};
+
+}  // namespace
+
 int runGui(int argc, char** argv) {
-  // First, so Qt takes its own arguments (-platform, -style, ...) out of argv.
-  QApplication app(argc, argv);
+  SplitArguments split = splitArguments(argc, argv);
+  Argv qtArgs(split.qt);
+  Argv ourArgs(split.ours);
+  // QApplication keeps references to argc/argv: both live until the end of this function.
+  QApplication app(qtArgs.argc, qtArgs.ptrs.data());
   QApplication::setOrganizationName(QStringLiteral("ddpdesk"));
   QApplication::setApplicationName(QStringLiteral("ddpdesk"));
 
@@ -29,7 +48,10 @@ int runGui(int argc, char** argv) {
   cli.add_flag("--headless", headless, "run in the terminal, without a window");
   cli.add_flag("--start", start, "start the run at once");
   SpecFlags flags(cli, /*with_nproc=*/true);
-  if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
+  // What Qt left of its part must be ours too: anything else is an unknown option.
+  for (int i = 1; i < qtArgs.argc; ++i) ourArgs.ptrs.insert(ourArgs.ptrs.end() - 1, qtArgs.ptrs[i]);
+  ourArgs.argc = int(ourArgs.ptrs.size()) - 1;
+  if (const int rc = parse_cli(cli, ourArgs.argc, ourArgs.ptrs.data()); rc >= 0) return rc;
   RunSpec spec;
   const auto problems = flags.build(spec);
   if (!problems.empty()) {

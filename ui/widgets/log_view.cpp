@@ -7,13 +7,15 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QTextCursor>
 #include <QVBoxLayout>
 
 namespace ddpdesk {
 
 namespace {
 constexpr int kMaxBlocks = 20000;  // lines kept on screen; the buffer keeps more for refilters
-}
+constexpr int kBannerLines = 6;    // stderr lines of a failed rank shown in the banner
+}  // namespace
 
 void LogBuffer::append(int rank, bool isStderr, const QString& text) {
   lines_.push_back({rank, isStderr, text});
@@ -119,7 +121,8 @@ void LogView::refill() {
   QStringList lines = buffer_.filtered(filter());
   if (lines.size() > kMaxBlocks) lines = lines.mid(lines.size() - kMaxBlocks);
   text_->setPlainText(lines.join(QLatin1Char('\n')));
-  text_->verticalScrollBar()->setValue(text_->verticalScrollBar()->maximum());
+  text_->moveCursor(QTextCursor::End);  // scrolls once the new text is laid out
+  text_->ensureCursorVisible();
 }
 
 QString LogView::visibleText() const {
@@ -128,10 +131,14 @@ QString LogView::visibleText() const {
 
 void LogView::showFailure(const QString& title, const QString& reason) {
   const QString first = reason.section(QLatin1Char('\n'), 0, 0);
-  const QString rest = reason.section(QLatin1Char('\n'), 1);
+  // The last lines only: the banner must leave room for the log, which has the rest.
+  QStringList rest = reason.section(QLatin1Char('\n'), 1).split(QLatin1Char('\n'));
+  if (rest.size() > kBannerLines + 1)
+    rest = QStringList{rest.front(), QStringLiteral("  …")} + rest.mid(rest.size() - kBannerLines);
   QString html = QStringLiteral("<b>%1</b>: %2").arg(title.toHtmlEscaped(), first.toHtmlEscaped());
-  if (!rest.trimmed().isEmpty())
-    html += QStringLiteral("<pre style='margin:4px 0 0 0'>%1</pre>").arg(rest.toHtmlEscaped());
+  const QString tail = rest.join(QLatin1Char('\n'));
+  if (!tail.trimmed().isEmpty())
+    html += QStringLiteral("<pre style='margin:4px 0 0 0'>%1</pre>").arg(tail.toHtmlEscaped());
   banner_->setText(html);
   banner_->setToolTip(reason);
   banner_->setVisible(true);

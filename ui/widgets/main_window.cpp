@@ -6,11 +6,13 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
@@ -61,7 +63,7 @@ MainWindow::MainWindow(QWidget* parent)
   rankView_ = new QTableView(this);
   rankView_->setModel(rankModel_);
   rankView_->verticalHeader()->setVisible(false);
-  rankView_->horizontalHeader()->setStretchLastSection(true);
+  rankView_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   rankView_->setSelectionMode(QAbstractItemView::NoSelection);
   rankView_->setAlternatingRowColors(true);
 
@@ -79,6 +81,7 @@ MainWindow::MainWindow(QWidget* parent)
   vsplit->addWidget(tabs_);
   vsplit->setStretchFactor(0, 3);
   vsplit->setStretchFactor(1, 1);
+  vsplit->setSizes({700, 200});
   rv->addWidget(vsplit, 1);
 
   auto* hsplit = new QSplitter(Qt::Horizontal, this);
@@ -142,6 +145,19 @@ QWidget* MainWindow::buildLeft() {
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setMinimumWidth(300);
   v->addWidget(scroll, 1);
+  // The cluster command for what the form says, kept current: copy it from here or the menu.
+  auto* cmdLabel = new QLabel(tr("<b>On a cluster</b> (torchrun):"), panel);
+  v->addWidget(cmdLabel);
+  auto* cmd = new QPlainTextEdit(panel);
+  cmd->setObjectName(QStringLiteral("launchCommand"));
+  cmd->setReadOnly(true);
+  cmd->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  cmd->setMaximumHeight(110);
+  cmd->setToolTip(tr("The torchrun command line that runs this configuration with ddpdesk-worker"));
+  auto update = [this, cmd] { cmd->setPlainText(torchrunCommand(form_->spec())); };
+  connect(form_, &RunForm::specChanged, cmd, update);
+  update();
+  v->addWidget(cmd);
   auto* copy = new QToolButton(panel);
   copy->setText(tr("Copy launch command"));
   copy->setToolTip(tr("The command line that runs this configuration on a cluster"));

@@ -54,14 +54,29 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   plot_->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
   plot_->xAxis->setLabel(xAxisLabel(xAxis_));
   plot_->yAxis->setLabel(yLabel);
+  // The legend gets a row of its own above the plot: inside, it hid the newest points.
   plot_->legend->setVisible(true);
-  plot_->legend->setBrush(QColor(255, 255, 255, 210));
+  plot_->legend->setBorderPen(Qt::NoPen);
+  plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot_->legend->setWrap(10);
   QFont legendFont = font();
   legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
   plot_->legend->setFont(legendFont);
   plot_->legend->setIconSize(18, 8);
-  plot_->legend->setRowSpacing(-2);
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  plot_->legend->setRowSpacing(0);
+  plot_->legend->setColumnSpacing(10);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->insertRow(0);
+  // [stretch][legend]: the legend at its natural width, over the plot's right end.
+  auto* legendRow = new QCPLayoutGrid;
+  plot_->plotLayout()->addElement(0, 0, legendRow);
+  legendRow->addElement(0, 0, new QCPLayoutElement(plot_));
+  legendRow->addElement(0, 1, plot_->legend);
+  legendRow->setColumnStretchFactor(1, 0.001);
+  legendRow->setMargins(QMargins(0, 0, 0, 0));
+  plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+  plot_->plotLayout()->setRowSpacing(0);
+  plot_->legend->setMargins(QMargins(4, 0, 8, 0));
 
   connect(plot_, &QCustomPlot::legendClick, this,
           [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
@@ -78,8 +93,8 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   });
 
   // The graphs get their points for the range about to be drawn, whatever triggered the
-  // replot: a sync, a zoom or a pan.
-  connect(plot_, &QCustomPlot::beforeReplot, this, [this] {
+  // replot (a sync, a zoom, a pan, a resize): after the layout, so the plot's width is current.
+  connect(plot_, &QCustomPlot::afterLayout, this, [this] {
     const QCPRange x = plot_->xAxis->range();
     const int pixels = std::max(1, plot_->axisRect()->width());
     for (auto& c : curves_) c->graph->refresh(x.lower, x.upper, pixels);
