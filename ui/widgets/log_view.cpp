@@ -68,7 +68,9 @@ LogView::LogView(QWidget* parent) : QWidget(parent) {
   text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   v->addWidget(text_, 1);
 
-  timer_.setInterval(100);
+  // Often and small rather than rarely and big: a chatty run's lines never block the event loop
+  // for long at once.
+  timer_.setInterval(50);
   connect(&timer_, &QTimer::timeout, this, &LogView::flush);
   timer_.start();
 }

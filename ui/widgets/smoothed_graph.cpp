@@ -58,9 +58,14 @@ void SmoothedGraph::applyPens() {
   }
   smooth_->setPen(full);
   if (weight_ > 0) {
-    // Faint enough to read the trend, visible enough to see the noise it hides.
-    QColor faint = style_.color;
-    faint.setAlphaF(0.22);
+    // Faint enough to read the trend, visible enough to see the noise it hides. Mixed with the
+    // white background rather than translucent: an opaque pen skips alpha blending, which made
+    // up most of a redraw with a log axis (where noise spans many pixels per column).
+    const QColor c = style_.color;
+    const double a = 0.25;
+    const QColor faint =
+        QColor::fromRgbF(float(c.redF() * a + (1 - a)), float(c.greenF() * a + (1 - a)),
+                         float(c.blueF() * a + (1 - a)));
     raw_->setPen(QPen(faint, 1.0));
   } else {
     raw_->setPen(full);
