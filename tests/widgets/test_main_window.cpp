@@ -252,6 +252,23 @@ class TestMainWindow : public QObject {
     QCOMPARE(QApplication::clipboard()->text(), srunCommand(w->form()->spec()));
   }
 
+  void autostartWaitsForTheGpuProbe() {
+    make({{"FAKE_STEPS", "3"}});
+    RunSpec s = fakeSpec(1);
+    s.device = "cuda";  // the fake worker ignores the device
+    w->form()->setSpec(s);
+    w->startRunWhenReady();
+    QCOMPARE(w->controller()->state(), State::Idle);  // the probe has not answered
+    QVERIFY(errors.isEmpty());
+    ProbeResult gpus;
+    gpus.status = ProbeResult::Status::Ok;
+    gpus.cudaAvailable = true;
+    gpus.deviceCount = 1;
+    w->form()->setProbeResult(gpus);
+    QVERIFY(w->controller()->isActive());
+    QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Finished, kTimeout);
+  }
+
   void badWorkerIsReported() {
     make({});
     w->controller()->setWorkerProgram("/nonexistent/ddpdesk-worker");

@@ -67,7 +67,7 @@ int runGui(int argc, char** argv) {
   if (given) window.form()->setSpec(spec);
   window.startProbe();
   window.show();
-  if (start) QTimer::singleShot(0, &window, &MainWindow::startRun);
+  if (start) QTimer::singleShot(0, &window, &MainWindow::startRunWhenReady);
   return app.exec();
 }
 

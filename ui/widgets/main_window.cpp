@@ -212,6 +212,23 @@ bool MainWindow::startRun() {
   return launch(form_->spec());
 }
 
+void MainWindow::startRunWhenReady() {
+  const auto errors = form_->errors();
+  const bool onlyProbe =
+      errors.size() == 1 && errors.contains(QStringLiteral("device")) && form_->probePending();
+  if (!onlyProbe) {
+    startRun();
+    return;
+  }
+  status(tr("Waiting for the GPU count before starting"));
+  auto conn = std::make_shared<QMetaObject::Connection>();
+  *conn = connect(form_, &RunForm::specChanged, this, [this, conn] {
+    if (form_->probePending()) return;
+    disconnect(*conn);
+    startRun();  // starts, or says why the probe's answer rules the spec out
+  });
+}
+
 bool MainWindow::resumeRun(const QString& runDir) {
   if (controller_->isActive()) return false;
   const auto record = RunDirectory::readRecord(runDir);

@@ -62,6 +62,9 @@ class MainWindow : public QMainWindow {
 
  public Q_SLOTS:
   bool startRun();
+  // Starts now, or as soon as the form becomes valid when all it waits for is the GPU probe
+  // (`--start` with a CUDA spec); otherwise reports the problem like startRun().
+  void startRunWhenReady();
   void stopRun();
   // Continues a stopped run from its directory (resume = that directory).
   bool resumeRun(const QString& runDir);

@@ -35,6 +35,7 @@ class RunForm : public QWidget {
 
   // The probe's answer bounds the GPU count when the device is CUDA.
   void setProbeResult(const ProbeResult& result);
+  bool probePending() const { return probe_.status == ProbeResult::Status::Pending; }
 
   // Presets: the RunSpec JSON. Loading applies every field it can and reports the rest.
   QStringList loadPresetFile(const QString& path);
