@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_socket.h"
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "wire.h"
@@ -52,30 +53,6 @@ std::string encodeRank(int rank, int world, long n, const std::string& token) {
     out += '\n';
   }
   return out;
-}
-
-int connectTo(const QString& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const QByteArray p = path.toLocal8Bit();
-  std::memcpy(addr.sun_path, p.constData(), std::size_t(p.size()));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void writeAll(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    const ssize_t w = ::send(fd, p, std::min<std::size_t>(left, 64 * 1024), MSG_NOSIGNAL);
-    if (w <= 0) return;
-    p += w;
-    left -= std::size_t(w);
-  }
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 
 #include <qcustomplot.h>
 
+#include "bench_socket.h"
 #include "charts_panel.h"
 #include "log_view.h"
 #include "loss_chart.h"
@@ -105,30 +106,6 @@ Stats timeReplots(QCustomPlot* plot, int n) {
 void printReplot(const char* what, const Stats& s) {
   std::printf("  %-44s median %6.1f ms  max %6.1f ms  %s\n", what, s.median, s.max,
               s.median < 30 ? "(< 30 ms: met)" : "(>= 30 ms: NOT met)");
-}
-
-int connectTo(const QString& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const QByteArray p = path.toLocal8Bit();
-  std::memcpy(addr.sun_path, p.constData(), std::size_t(p.size()));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void writeAll(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    const ssize_t w = ::send(fd, p, left, MSG_NOSIGNAL);
-    if (w <= 0) return;
-    p += w;
-    left -= std::size_t(w);
-  }
 }
 
 // The monitor side of a live run, as the window has it.
