@@ -25,6 +25,34 @@ CurveStyle evalStyle(const QColor& color) {
 
 LossChart::LossChart(QWidget* parent) : SeriesChart(tr("Loss"), tr("loss"), parent) {}
 
+void LossChart::appendRunCurves(std::vector<CurveDef>& out, const ChartSources& src, int s,
+                                CurveDef::Value rank_value, CurveDef::Value global_value) {
+  const bool overlay = src.size() > 1;
+  const QString prefix = QStringLiteral("s%1/").arg(s);
+  if (!overlay) {
+    for (int r = 0; r < src[s].store->rankCount(); ++r) {
+      CurveDef d;
+      d.id = prefix + QStringLiteral("rank%1").arg(r);
+      d.name = rankCurveName(r);
+      d.source = s;
+      d.kind = CurveDef::Kind::Rank;
+      d.rank = r;
+      d.value = rank_value;
+      d.style.color = paletteColor(r);
+      d.style.width = 1.0;  // 1 px: the raster engine's fast path for lines
+      out.push_back(d);
+    }
+  }
+  CurveDef g;
+  g.id = prefix + QStringLiteral("global");
+  g.name = overlay ? src[s].label : globalCurveName();
+  g.source = s;
+  g.kind = CurveDef::Kind::Global;
+  g.value = global_value;
+  g.style = globalStyle(overlay ? paletteColor(s) : QColor(20, 20, 20));
+  out.push_back(g);
+}
+
 std::vector<CurveDef> LossChart::layout() const {
   std::vector<CurveDef> out;
   const ChartSources& src = sources();
@@ -32,26 +60,7 @@ std::vector<CurveDef> LossChart::layout() const {
   for (int s = 0; s < int(src.size()); ++s) {
     if (!src[s].store) continue;
     const QString prefix = QStringLiteral("s%1/").arg(s);
-    if (!overlay) {
-      for (int r = 0; r < src[s].store->rankCount(); ++r) {
-        CurveDef d;
-        d.id = prefix + QStringLiteral("rank%1").arg(r);
-        d.name = rankCurveName(r);
-        d.source = s;
-        d.kind = CurveDef::Kind::Rank;
-        d.rank = r;
-        d.style.color = paletteColor(r);
-        d.style.width = 1.0;  // 1 px: the raster engine's fast path for lines
-        out.push_back(d);
-      }
-    }
-    CurveDef g;
-    g.id = prefix + QStringLiteral("global");
-    g.name = overlay ? src[s].label : globalCurveName();
-    g.source = s;
-    g.kind = CurveDef::Kind::Global;
-    g.style = globalStyle(overlay ? paletteColor(s) : QColor(20, 20, 20));
-    out.push_back(g);
+    appendRunCurves(out, src, s, CurveDef::Value::Loss, CurveDef::Value::Loss);
     CurveDef e;
     e.id = prefix + QStringLiteral("eval");
     e.name = overlay ? src[s].label + QStringLiteral(" (val.)") : evalCurveName();

@@ -16,6 +16,11 @@ class LossChart : public SeriesChart {
   static QString globalCurveName() { return QStringLiteral("global"); }
   static QString evalCurveName() { return QStringLiteral("validation"); }
 
+  // Curves both charts draw for run `source`: one per rank of `value` (single run only) and the
+  // global curve of `global_value`, named and coloured alike in the loss and throughput charts.
+  static void appendRunCurves(std::vector<CurveDef>& out, const ChartSources& src, int source,
+                              CurveDef::Value rank_value, CurveDef::Value global_value);
+
  protected:
   std::vector<CurveDef> layout() const override;
 };

@@ -29,29 +29,8 @@ std::vector<CurveDef> ThroughputChart::layout() const {
   for (int s = 0; s < int(src.size()); ++s) {
     if (!src[s].store) continue;
     const QString prefix = QStringLiteral("s%1/").arg(s);
-    if (!overlay) {
-      for (int r = 0; r < src[s].store->rankCount(); ++r) {
-        CurveDef d;
-        d.id = prefix + QStringLiteral("rank%1").arg(r);
-        d.name = LossChart::rankCurveName(r);
-        d.source = s;
-        d.kind = CurveDef::Kind::Rank;
-        d.rank = r;
-        d.value = CurveDef::Value::RankSamplesPerSec;
-        d.style.color = paletteColor(r);
-        d.style.width = 1.0;  // 1 px: the raster engine's fast path for lines
-        out.push_back(d);
-      }
-    }
-    CurveDef g;
-    g.id = prefix + QStringLiteral("global");
-    g.name = overlay ? src[s].label : LossChart::globalCurveName();
-    g.source = s;
-    g.kind = CurveDef::Kind::Global;
-    g.value = CurveDef::Value::SamplesPerSec;
-    g.style.color = overlay ? paletteColor(s) : QColor(20, 20, 20);
-    g.style.width = 2.0;
-    out.push_back(g);
+    LossChart::appendRunCurves(out, src, s, CurveDef::Value::RankSamplesPerSec,
+                               CurveDef::Value::SamplesPerSec);
     if (hasAccuracy(*src[s].store)) {
       CurveDef a;
       a.id = prefix + QStringLiteral("accuracy");
