@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "communicator.h"
+#include "exit_record.h"
 #include "rank_env.h"
 #include "run_spec.h"
 #include "spec_flags.h"
@@ -30,10 +31,12 @@ namespace ddpdesk {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  // the signal that asked for the stop, for the exit record
 
 void on_stop_signal(int sig) {
   // The first signal asks for a coordinated stop; a second one means "now".
   if (g_stop.exchange(true)) _exit(128 + sig);
+  g_stop_signal = sig;
 }
 
 void install_signal_handlers() {
@@ -75,6 +78,45 @@ int fail_input(const std::string& line) {
   return 2;
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "";
+  }
+}
+
+// The rank's exit record in the run directory (see exit_record.h).
+void record_exit(const std::string& run_dir, const RankEnv& e, const std::string& host,
+                 const TrainResult& r, int rc, bool monitor_gone) {
+  ExitRecord rec;
+  rec.rank = e.rank;
+  rec.world = e.world;
+  rec.pid = getpid();
+  rec.host = host;
+  rec.outcome = r.kind == TrainResult::Finished  ? "finished"
+                : r.kind == TrainResult::Stopped ? "stopped"
+                                                 : "failed";
+  rec.exit_code = rc;
+  rec.reason = r.message;
+  rec.step = r.step;
+  rec.epoch = r.epoch;
+  rec.checkpoint = r.checkpoint;
+  rec.stop_signal = signal_name(g_stop_signal);
+  rec.monitor_gone = monitor_gone;
+  if (r.kind == TrainResult::Stopped && rec.reason.empty())
+    rec.reason = monitor_gone ? "stopped because the monitor died"
+                 : !rec.stop_signal.empty()
+                     ? "stopped by " + rec.stop_signal
+                     : "stopped with the other ranks (one was asked to stop)";
+  std::string error;
+  if (!write_exit_record(run_dir, rec, &error))
+    std::cerr << "ddpdesk-worker[" << e.rank << "] cannot write its exit record: " << error << "\n";
+}
+
 }  // namespace
 
 int worker_main(int argc, char** argv) {
@@ -105,11 +147,14 @@ int worker_main(int argc, char** argv) {
     if (!f) return fail_input("invalid --run-dir '" + spec.run_dir + "': not a writable directory");
     std::fclose(f);
     std::remove(probe_file.c_str());
+    remove_exit_record(spec.run_dir, env.env->rank);
   }
 
   // Started by the monitor: stop gracefully (and checkpoint) if it dies.
   const char* monitor = std::getenv("DDPDESK_MONITOR");
-  if (monitor && *monitor) {
+  const bool has_monitor = monitor && *monitor;
+  const pid_t monitor_pid = getppid();
+  if (has_monitor) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1) g_stop = true;  // the monitor died before prctl took effect
   }
@@ -145,8 +190,9 @@ int worker_main(int argc, char** argv) {
   to.debug_steps = debug && std::string(debug) == "1";
 
   int rc = 0;
+  TrainResult r;
   try {
-    TrainResult r = run_training(to);
+    r = run_training(to);
     if (r.kind == TrainResult::Failed) {
       telemetry->send(wire::Error{e.rank, r.message});
       std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
@@ -155,9 +201,12 @@ int worker_main(int argc, char** argv) {
   } catch (const std::invalid_argument& ex) {
     telemetry->send(wire::Error{e.rank, ex.what()});
     std::cerr << "ddpdesk-worker: " << ex.what() << "\n";
+    r = {TrainResult::Failed, ex.what()};
     rc = 2;
   }
   telemetry->close();
+  if (!spec.run_dir.empty())
+    record_exit(spec.run_dir, e, topts.hello.host, r, rc, has_monitor && getppid() != monitor_pid);
   std::fflush(stdout);
   std::fflush(stderr);
   // Skip global destructors: a communicator whose peer died can block in teardown, and nothing

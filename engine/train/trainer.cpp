@@ -74,6 +74,12 @@ class Trainer {
     setup();
     return train();
   }
+  // Where the run stood when it ended, for the rank's exit record.
+  void describe_end(TrainResult* r) const {
+    r->step = pos_.step;
+    r->epoch = static_cast<int>(pos_.epoch);
+    r->checkpoint = last_checkpoint_path_;
+  }
 
  private:
   void setup() {
@@ -351,6 +357,7 @@ class Trainer {
     const std::string path = checkpoint_path(spec_.run_dir, p.step);
     last_checkpoint_ = now_s();
     save_checkpoint(path, *model_, *optimizer_, p, to_json_text(spec_));
+    last_checkpoint_path_ = path;
     prune_checkpoints(spec_.run_dir, spec_.keep_checkpoints);
     auto e = event("checkpoint");
     e.path = path;
@@ -420,6 +427,7 @@ class Trainer {
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
   TrainPosition pos_;
   std::string resumed_from_;
+  std::string last_checkpoint_path_;
   std::int64_t resumed_samples_ = 0;
   double last_checkpoint_ = now_s();
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
@@ -432,14 +440,17 @@ class Trainer {
 
 TrainResult run_training(const TrainerOptions& options) {
   Trainer t(options);
+  TrainResult r;
   try {
-    return t.run();
+    r = t.run();
   } catch (const std::invalid_argument&) {
     throw;
   } catch (const std::exception& e) {
     std::string what = e.what();
-    return {TrainResult::Failed, what.substr(0, what.find('\n'))};
+    r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
   }
+  t.describe_end(&r);
+  return r;
 }
 
 }  // namespace ddpdesk

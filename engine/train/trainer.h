@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "rank_env.h"
 #include "run_spec.h"
@@ -24,7 +26,12 @@ struct TrainerOptions {
 // Outcome of a run, mapped to the worker's exit code by the caller.
 struct TrainResult {
   enum Kind { Finished, Stopped, Failed } kind = Finished;
-  std::string message;  // for Failed: one line
+  TrainResult() = default;
+  TrainResult(Kind k, std::string why) : kind(k), message(std::move(why)) {}
+  std::string message;     // for Failed: one line
+  std::int64_t step = 0;   // optimizer steps done when the run ended
+  int epoch = 0;           // 0-based
+  std::string checkpoint;  // the last checkpoint this rank wrote in this process, if any
 };
 
 // Runs to completion, a coordinated stop, or a failure. Throws only for setup problems that are

@@ -140,4 +140,8 @@ std::int64_t last_step(const std::string& path) {
   return step;
 }
 
+std::optional<ExitRecord> exit_record(const std::string& run_dir, int rank) {
+  return read_exit_record(exit_record_path(run_dir, rank));
+}
+
 }  // namespace ddpdesk::test

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "exit_record.h"
 
 namespace ddpdesk::test {
 
@@ -37,5 +40,7 @@ std::vector<nlohmann::json> read_messages(const std::string& path, const std::st
 // The highest optimizer step in a metrics file so far (0 when none); safe on a growing file.
 std::int64_t last_step(const std::string& path);
 bool process_alive(int pid);
+// What rank `rank` wrote into `run_dir` as it exited (nullopt: nothing, e.g. it was killed).
+std::optional<ExitRecord> exit_record(const std::string& run_dir, int rank);
 
 }  // namespace ddpdesk::test

@@ -55,6 +55,11 @@ TEST(CheckpointFaults, KilledWhileWritingKeepsThePreviousCheckpointAndResumesExa
   ASSERT_EQ(files.size(), 2u) << "expected step 100 and a torn temporary file";
   EXPECT_EQ(files[0], "step-00000100.pt");
   EXPECT_NE(files[1].find(".tmp-"), std::string::npos) << files[1];
+  EXPECT_FALSE(exit_record(base + "/run", 0)) << "rank 0 was killed: no record";
+  auto survivor = exit_record(base + "/run", 1);
+  ASSERT_TRUE(survivor);
+  EXPECT_EQ(survivor->outcome, "failed");
+  EXPECT_EQ(survivor->step, 200);
 
   LaunchOptions res = ref;
   res.args = kSpec;
@@ -68,6 +73,14 @@ TEST(CheckpointFaults, KilledWhileWritingKeepsThePreviousCheckpointAndResumesExa
     const std::int64_t k = s["step"];
     EXPECT_EQ(s["global_loss"], want[k - 1]["global_loss"]) << "step " << k;
   }
+  for (int k = 0; k < 2; ++k) {  // the resumed run replaced the failed run's records
+    auto rec = exit_record(base + "/run", k);
+    ASSERT_TRUE(rec);
+    EXPECT_EQ(rec->outcome, "finished");
+    EXPECT_EQ(rec->step, 500);
+    EXPECT_EQ(rec->pid, r2.pids[k]);
+  }
+  EXPECT_EQ(exit_record(base + "/run", 0)->checkpoint, base + "/run/checkpoints/step-00000500.pt");
 }
 
 TEST(CheckpointFaults, PeriodicCheckpointsKeepTheNewestFew) {
@@ -94,7 +107,8 @@ TEST(StartupFaults, PortInUseFailsClearlyAndNothingHangs) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   LaunchOptions o;
   o.world = 2;
-  o.args = {"--epochs", "1", "--collective-timeout", "5"};
+  const std::string dir = temp_dir("port");
+  o.args = {"--epochs", "1", "--collective-timeout", "5", "--run-dir", dir};
   o.env = {{"MASTER_PORT", std::to_string(ntohs(a.sin_port))}};
   o.timeout_s = 90;
   RankRun r = launch_ranks(o);
@@ -105,14 +119,27 @@ TEST(StartupFaults, PortInUseFailsClearlyAndNothingHangs) {
             std::string::npos)
       << r.stderr_text[0];
   EXPECT_NE(r.exit_codes[1], 0);
+  EXPECT_FALSE(process_alive(r.pids[0]) || process_alive(r.pids[1]));
+  auto rec = exit_record(dir, 0);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->outcome, "failed");
+  EXPECT_NE(rec->reason.find("rendezvous store"), std::string::npos) << rec->reason;
+  EXPECT_TRUE(!std::filesystem::exists(dir + "/checkpoints") ||
+              std::filesystem::is_empty(dir + "/checkpoints"));
 }
 
 TEST(StartupFaults, MissingDatasetNamesThePath) {
   LaunchOptions o;
-  o.args = {"--task", "fmnist-mlp", "--epochs", "1"};
+  const std::string dir = temp_dir("nodata");
+  o.args = {"--task", "fmnist-mlp", "--epochs", "1", "--run-dir", dir};
   o.env = {{"DDPDESK_FMNIST_DIR", "/nonexistent/fashion"}};
   RankRun r = launch_ranks(o);
   EXPECT_EQ(r.exit_codes[0], 1);
   EXPECT_NE(r.stderr_text[0].find("/nonexistent/fashion"), std::string::npos) << r.stderr_text[0];
   EXPECT_NE(r.stderr_text[0].find("dataset-fashion-mnist"), std::string::npos);
+  auto rec = exit_record(dir, 0);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->outcome, "failed");
+  EXPECT_NE(rec->reason.find("/nonexistent/fashion"), std::string::npos) << rec->reason;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoints"));
 }

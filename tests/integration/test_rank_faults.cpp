@@ -30,7 +30,9 @@ void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_st
             "--metrics-file",
             dir + "/m{rank}.jsonl",
             "--collective-timeout",
-            "120"};
+            "120",
+            "--run-dir",
+            dir + "/run"};
   o.env = {{"DDPDESK_COMM", comm}};
   o.timeout_s = 100;  // far below the collective timeout: a hang would show as a time-out
   const std::string watched = dir + "/m" + std::to_string(victim == 0 ? 1 : 0) + ".jsonl";
@@ -47,11 +49,25 @@ void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_st
   for (int k = 0; k < o.world; ++k) {
     if (k == victim) continue;
     EXPECT_EQ(r.exit_codes[k], 1) << comm << " rank " << k << ": " << r.stderr_text[k];
-    if (comm == "shm")  // shared memory knows exactly who is missing
+    if (comm == "shm") {  // shared memory knows exactly who is missing
       EXPECT_NE(r.stderr_text[k].find("rank " + std::to_string(victim)), std::string::npos)
           << r.stderr_text[k];
+    }
     EXPECT_FALSE(process_alive(r.pids[k]));
+    // The run directory says what happened: each survivor's exit record, and none from the
+    // killed rank.
+    auto rec = exit_record(dir + "/run", k);
+    ASSERT_TRUE(rec) << comm << " rank " << k << " wrote no exit record";
+    EXPECT_EQ(rec->outcome, "failed");
+    EXPECT_EQ(rec->exit_code, 1);
+    EXPECT_EQ(rec->pid, r.pids[k]);
+    EXPECT_FALSE(rec->reason.empty());
+    if (comm == "shm") {
+      EXPECT_NE(rec->reason.find("rank " + std::to_string(victim)), std::string::npos)
+          << rec->reason;
+    }
   }
+  EXPECT_FALSE(exit_record(dir + "/run", victim)) << "a SIGKILLed rank cannot have written one";
   EXPECT_LT(secs, 60) << comm;
 }
 
@@ -77,7 +93,8 @@ TEST(RankFaults, NonFiniteLossStopsTheRunAtThatStep) {
   const std::string dir = temp_dir("nan");
   LaunchOptions o;
   o.world = 2;
-  o.args = {"--task", "seed", "--epochs", "2", "--metrics-file", dir + "/m{rank}.jsonl"};
+  o.args = {"--task",    "seed",      "--epochs", "2", "--metrics-file", dir + "/m{rank}.jsonl",
+            "--run-dir", dir + "/run"};
   o.env = {{"DDPDESK_FAULT_NAN_AT_STEP", "37"}};
   RankRun r = launch_ranks(o);
   for (int k = 0; k < 2; ++k) {
@@ -88,5 +105,10 @@ TEST(RankFaults, NonFiniteLossStopsTheRunAtThatStep) {
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_NE(errors[0]["message"].get<std::string>().find("step 37"), std::string::npos);
     EXPECT_EQ(last_step(dir + "/m" + std::to_string(k) + ".jsonl"), 37);
+    auto rec = exit_record(dir + "/run", k);
+    ASSERT_TRUE(rec);
+    EXPECT_EQ(rec->outcome, "failed");
+    EXPECT_EQ(rec->step, 37);
+    EXPECT_NE(rec->reason.find("non-finite loss at step 37"), std::string::npos) << rec->reason;
   }
 }

@@ -62,6 +62,19 @@ TEST(StopResume, SigtermToOneRankStopsAllAtOneStepAndResumeIsExact) {
   char name[32];
   std::snprintf(name, sizeof name, "step-%08lld.pt", static_cast<long long>(stop0));
   ASSERT_TRUE(std::filesystem::exists(base + "/run/checkpoints/" + name));
+  // Each rank's exit record: stopped at that step; rank 1 got the signal, rank 0 followed.
+  for (int k = 0; k < 2; ++k) {
+    auto rec = exit_record(base + "/run", k);
+    ASSERT_TRUE(rec) << "rank " << k;
+    EXPECT_EQ(rec->outcome, "stopped");
+    EXPECT_EQ(rec->exit_code, 0);
+    EXPECT_EQ(rec->step, stop0);
+  }
+  EXPECT_EQ(exit_record(base + "/run", 1)->stop_signal, "SIGTERM");
+  EXPECT_EQ(exit_record(base + "/run", 1)->reason, "stopped by SIGTERM");
+  EXPECT_EQ(exit_record(base + "/run", 0)->stop_signal, "");
+  EXPECT_EQ(exit_record(base + "/run", 0)->checkpoint, base + "/run/checkpoints/" + name);
+  EXPECT_EQ(exit_record(base + "/run", 1)->checkpoint, "") << "only rank 0 writes checkpoints";
 
   // Resume from the run directory: the remaining steps match the reference exactly.
   LaunchOptions res = o;

@@ -1,0 +1,41 @@
+// A rank's own account of how it ended, written into the run directory as it exits:
+//   <run_dir>/rank-<N>.exit.json
+// The monitor's status.json says how the run ended when a monitor saw the end; these records say
+// it when nobody did (the monitor was killed, or the ranks ran under torchrun or Slurm). A rank
+// killed with SIGKILL writes nothing: the others' records name it. Written atomically (temporary
+// file, fsync, rename) so a reader never sees half a record. Plain C++, no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ddpdesk {
+
+struct ExitRecord {
+  int rank = 0;
+  int world = 1;
+  long pid = 0;
+  std::string host;
+  std::string outcome;        // "finished", "stopped" or "failed"
+  int exit_code = 0;          // what the process exits with
+  std::string reason;         // one line: why it stopped or failed; empty when finished
+  std::int64_t step = 0;      // optimizer steps done when it ended
+  int epoch = 0;              // 0-based, as the worker counts
+  std::string checkpoint;     // the last checkpoint this rank wrote (rank 0), else empty
+  std::string stop_signal;    // "SIGTERM" or "SIGINT" when a signal asked for the stop
+  bool monitor_gone = false;  // started by a monitor that had died by the time the rank exited
+};
+
+std::string exit_record_path(const std::string& run_dir, int rank);
+
+// Writes the record atomically; on failure returns false and says why in *error.
+bool write_exit_record(const std::string& run_dir, const ExitRecord& record,
+                       std::string* error = nullptr);
+// Removes a record left by an earlier run in the same directory (a resume), so a rank that dies
+// this time is not reported with last time's ending.
+void remove_exit_record(const std::string& run_dir, int rank);
+// Reads a record back; nullopt if absent or not a valid record.
+std::optional<ExitRecord> read_exit_record(const std::string& path);
+
+}  // namespace ddpdesk
