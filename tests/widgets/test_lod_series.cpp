@@ -51,8 +51,9 @@ class TestLodSeries : public QObject {
     QVector<QCPGraphData> out;
     s.points(0, n - 1, pixels, &out);
     QVERIFY(s.lastLevel() >= 0);
-    QVERIFY2(out.size() <= 16 * pixels + 4, qPrintable(QString::number(out.size())));
-    QVERIFY(out.size() >= 4 * pixels);
+    // One vertical stroke per pixel column (plus the neighbours outside on each side).
+    QVERIFY2(out.size() <= 2 * (pixels + 2), qPrintable(QString::number(out.size())));
+    QVERIFY(out.size() >= pixels);
     for (int i = 1; i < out.size(); ++i) QVERIFY(out[i - 1].key <= out[i].key);
     // Per pixel column, the drawn extent equals the raw points' extent (what adaptive sampling
     // draws): every raw point of a column lies within the envelope's min/max of that column,
@@ -80,6 +81,30 @@ class TestLodSeries : public QObject {
       QVERIFY(lo <= rawMin[c] && hi >= rawMax[c]);
     }
     QCOMPARE(globalEnvMin, globalRawMin);  // peaks are never lost
+  }
+
+  // An envelope point sits in the middle of its pixel column, at most two per column, and from
+  // one column to the next the line starts at the end nearest to where the last one ended.
+  void envelopeIsOneStrokePerColumn() {
+    const int n = 200000, pixels = 500;
+    LodSeries s = noisy(std::size_t(n), 4);
+    QVector<QCPGraphData> out;
+    s.points(0, n - 1, pixels, &out);
+    QVERIFY(s.lastLevel() >= 0);
+    const double perPx = double(n - 1) / pixels;
+    QHash<int, int> perColumn;
+    for (const auto& p : out) {
+      const double c = p.key / perPx;
+      QVERIFY2(std::fabs(c - std::floor(c) - 0.5) < 1e-6, qPrintable(QString::number(c)));
+      ++perColumn[int(std::floor(c))];
+    }
+    for (int count : perColumn) QVERIFY(count <= 2);
+    for (int i = 2; i < out.size(); ++i) {
+      if (out[i].key != out[i - 1].key || out[i - 1].key == out[i - 2].key) continue;
+      // out[i - 1] starts a column of two: its first point is the end nearer to out[i - 2].
+      QVERIFY(std::fabs(out[i - 1].value - out[i - 2].value) <=
+              std::fabs(out[i].value - out[i - 2].value));
+    }
   }
 
   void zoomingInShowsRawPointsAgain() {

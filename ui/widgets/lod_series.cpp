@@ -131,14 +131,52 @@ void LodSeries::points(double lo, double hi, int pixels, QVector<QCPGraphData>* 
   const std::size_t size = bucketSize(level);
   const Chunked<Bucket>& buckets = levels_[level];
   const std::size_t b1 = std::min(buckets.size(), (i1 - 1) / size + 1);
-  out->reserve(int(2 * (b1 - i0 / size)));
-  for (std::size_t b = i0 / size; b < b1; ++b) {
+  envelope(buckets, i0 / size, b1, lo, hi, pixels, out);
+}
+
+// The buckets' lowest and highest points merged per pixel column (2 to 8 buckets fall in one),
+// two points per column. A polyline through every bucket's min and max crosses the column's
+// whole extent once per bucket, and QCustomPlot's own sampling still strokes it twice (min to
+// max, then back down to the next column's min); with noise spanning hundreds of pixels, as on a
+// log axis, those strokes were most of a redraw. Here each column is stroked once, as a vertical
+// line at the column's centre (its points' keys would straddle two pixel columns once rounded,
+// leaving each half covered), from the end nearest to where the previous column ended.
+void LodSeries::envelope(const Chunked<Bucket>& buckets, std::size_t b0, std::size_t b1, double lo,
+                         double hi, int pixels, QVector<QCPGraphData>* out) const {
+  const double scale = hi > lo ? double(pixels) / (hi - lo) : 0.0;
+  out->reserve(int(2 * std::min<std::size_t>(b1 - b0, std::size_t(pixels) + 2)));
+  bool open = false;
+  double column = 0, low = 0, high = 0;
+  double previous = std::numeric_limits<double>::quiet_NaN();
+  auto close = [&] {
+    if (!open) return;
+    const bool highFirst = std::fabs(previous - high) < std::fabs(previous - low);
+    const double first = highFirst ? high : low, last = highFirst ? low : high;
+    const double key = scale > 0 ? lo + (column + 0.5) / scale : lo;
+    out->append(QCPGraphData(key, first));
+    if (last != first) out->append(QCPGraphData(key, last));
+    previous = last;
+  };
+  auto add = [&](double key, double value) {
+    const double c = std::floor((key - lo) * scale);
+    if (!open || c != column) {
+      close();
+      open = true;
+      column = c;
+      low = high = value;
+    } else {
+      low = std::min(low, value);
+      high = std::max(high, value);
+    }
+  };
+  for (std::size_t b = b0; b < b1; ++b) {
     const Bucket& k = buckets[b];
     if (k.empty()) continue;
     const bool minFirst = k.keyMin <= k.keyMax;
-    out->append(minFirst ? QCPGraphData(k.keyMin, k.valueMin) : QCPGraphData(k.keyMax, k.valueMax));
-    out->append(minFirst ? QCPGraphData(k.keyMax, k.valueMax) : QCPGraphData(k.keyMin, k.valueMin));
+    add(minFirst ? k.keyMin : k.keyMax, minFirst ? k.valueMin : k.valueMax);
+    add(minFirst ? k.keyMax : k.keyMin, minFirst ? k.valueMax : k.valueMin);
   }
+  close();
 }
 
 }  // namespace ddpdesk

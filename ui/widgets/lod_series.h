@@ -3,9 +3,10 @@
 // point in view on each replot (about 6 ns a point: 17 graphs of 1,000,000 points take ~100 ms);
 // with this, a graph gets at most 32 points per pixel column: the raw points when that many fit
 // (and QCustomPlot's adaptive sampling thins them), else, from the coarsest level with at least
-// two buckets per column, each bucket's minimum and maximum in key order (2 to 16 points per
-// column), which draws the same vertical extent per column as adaptive sampling would. Zooming
-// in far enough always shows the raw points themselves.
+// two buckets per column, the lowest and highest point of each pixel column as one vertical
+// stroke: the same vertical extent per column as adaptive sampling draws, stroked once instead
+// of twice (noise spanning many pixels, on a log axis above all, made those strokes the cost of
+// a redraw). Zooming in far enough always shows the raw points themselves.
 #pragma once
 
 #include <QVector>
@@ -71,7 +72,8 @@ class LodSeries {
   bool sorted() const { return sorted_; }
 
   // What to hand QCustomPlot for keys in [lo, hi] drawn `pixels` wide: the raw points (with one
-  // neighbour outside on each side, so lines enter and leave the view) or a min/max envelope.
+  // neighbour outside on each side, so lines enter and leave the view) or a min/max envelope of
+  // at most two points per pixel column (then draw it without adaptive sampling).
   void points(double lo, double hi, int pixels, QVector<QCPGraphData>* out) const;
   // The level points() used last time (-1: raw), for tests and the benchmark.
   int lastLevel() const { return lastLevel_; }
@@ -83,6 +85,8 @@ class LodSeries {
     bool empty() const { return !(valueMin <= valueMax); }
   };
   std::size_t bucketSize(std::size_t level) const;
+  void envelope(const Chunked<Bucket>& buckets, std::size_t b0, std::size_t b1, double lo,
+                double hi, int pixels, QVector<QCPGraphData>* out) const;
 
   // First index whose key is >= key (lower) or > key (upper); keys are sorted.
   std::size_t lowerBound(double key) const;

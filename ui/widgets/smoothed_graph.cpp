@@ -99,10 +99,14 @@ void SmoothedGraph::refresh(double lo, double hi, int pixels) {
   shown_ = {lo, hi, pixels, raw_series_.size(), smoothed};
   QVector<QCPGraphData> pts;
   raw_series_.points(lo, hi, pixels, &pts);
+  // An envelope is already one stroke per pixel column; QCustomPlot's sampling of it would
+  // stroke each column twice. Raw points still get QCustomPlot's sampling.
+  raw_->setAdaptiveSampling(raw_series_.lastLevel() < 0);
   raw_->data()->set(pts, raw_series_.sorted());
   if (!smooth_) return;
   if (smoothed) {
     smooth_series_.points(lo, hi, pixels, &pts);
+    smooth_->setAdaptiveSampling(smooth_series_.lastLevel() < 0);
     smooth_->data()->set(pts, smooth_series_.sorted());
   } else {
     smooth_->data()->clear();
