@@ -45,6 +45,9 @@ void install_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  // Our stdout/stderr are pipes to the monitor: when it dies, a progress line must not kill the
+  // rank (SIGPIPE) in the middle of its graceful stop; the write just fails.
+  signal(SIGPIPE, SIG_IGN);
 }
 
 nlohmann::json probe() {

@@ -24,22 +24,34 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   std::vector<std::string> problems;
   RunSpec spec;
   std::set<std::string> from_flags;
-  if (!config_path_.empty()) {
-    std::ifstream in(config_path_);
+  // Without --config, resuming a run directory starts from the spec that run was started with
+  // (its spec.json), so `--resume DIR` alone continues the run as it was and a flag given as
+  // well (say --epochs) changes just that.
+  std::string config_path = config_path_;
+  bool from_run_dir = false;
+  if (config_path.empty() && options_.count("resume") && options_.at("resume")->count() > 0) {
+    const std::string candidate = values_.at("resume") + "/spec.json";
+    from_run_dir = static_cast<bool>(std::ifstream(candidate));
+    if (from_run_dir) config_path = candidate;
+  }
+  if (!config_path.empty()) {
+    std::ifstream in(config_path);
     if (!in) {
-      problems.push_back("cannot read --config '" + config_path_ + "'");
+      problems.push_back("cannot read --config '" + config_path + "'");
       return problems;
     }
     std::stringstream ss;
     ss << in.rdbuf();
     nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      problems.push_back("invalid --config '" + config_path_ +
+      problems.push_back("invalid --config '" + config_path +
                          "': must be a JSON object of run spec fields");
       return problems;
     }
     for (const auto& e : apply_fields(j, spec))
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path_ + ")");
+      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
+    // The directory may have been moved since: it continues where it is now.
+    if (from_run_dir) spec.run_dir = values_.at("resume");
   }
   nlohmann::json given = nlohmann::json::object();
   for (const auto& [key, opt] : options_) {
@@ -51,10 +63,10 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
     problems.push_back(format_error(e, Spelling::Flag));
   if (!problems.empty()) return problems;
   for (const auto& e : validate(spec)) {
-    if (from_flags.count(e.field) || config_path_.empty())
+    if (from_flags.count(e.field) || config_path.empty())
       problems.push_back(format_error(e, Spelling::Flag));
     else
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path_ + ")");
+      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
   }
   if (problems.empty()) out = spec;
   return problems;

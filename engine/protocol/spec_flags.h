@@ -1,5 +1,6 @@
 // Binds every RunSpec field to a CLI11 flag (--batch-size, --accum-steps, ...) plus --config, and
-// builds the RunSpec from "config file, then flags given on the command line". Used by both
+// builds the RunSpec from "config file, then flags given on the command line"; without --config,
+// `--resume DIR` of a run directory holding spec.json starts from that spec. Used by both
 // ddpdesk-worker and ddpdesk --headless so the flags and their errors are identical.
 #pragma once
 

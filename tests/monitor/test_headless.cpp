@@ -106,6 +106,35 @@ class TestHeadless : public QObject {
     QVERIFY(allGone(pidsIn(r.err)));
   }
 
+  void resumingARunDirectoryKeepsItsSpec() {
+    const Result first =
+        run({"--nproc", "2", "--epochs", "2", "--batch-size", "3", "--name", "alpha"},
+            {{"FAKE_STEPS", "20"}});
+    QCOMPARE(first.code, 0);
+    const auto dir = QRegularExpression(QStringLiteral("run directory (\\S+)")).match(first.err);
+    QVERIFY(dir.hasMatch());
+    // The fake checkpoints only when stopped; this one stands in for a real checkpoint.
+    QVERIFY(QDir().mkpath(dir.captured(1) + QStringLiteral("/checkpoints")));
+    QFile ckpt(dir.captured(1) + QStringLiteral("/checkpoints/step-00000010.pt"));
+    QVERIFY(ckpt.open(QIODevice::WriteOnly));
+    ckpt.write("step 10\n");
+    ckpt.close();
+    // Only --resume and the one thing to change: the rest comes from the run's spec.json.
+    const Result again =
+        run({"--resume", dir.captured(1), "--epochs", "3"}, {{"FAKE_STEPS", "20"}});
+    QCOMPARE(again.code, 0);
+    QVERIFY2(again.err.contains(QLatin1String("started 2 rank(s)")), qPrintable(again.err));
+    QVERIFY(again.err.contains(QLatin1String("run directory ") + dir.captured(1)));
+    QFile specFile(dir.captured(1) + QStringLiteral("/spec.json"));
+    QVERIFY(specFile.open(QIODevice::ReadOnly));
+    const ddpdesk::SpecResult spec = ddpdesk::parse_run_spec(specFile.readAll().toStdString());
+    QVERIFY(spec.ok());
+    QCOMPARE(spec.spec.nproc, 2);
+    QCOMPARE(spec.spec.batch_size, 3);
+    QCOMPARE(spec.spec.epochs, 3);
+    QCOMPARE(spec.spec.name, std::string("alpha"));
+  }
+
   void badInputExitsTwoAndWritesNothing_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("field");

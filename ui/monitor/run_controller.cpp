@@ -194,6 +194,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   spec.run_dir = dir->path().toStdString();
   const bool continuing = QFileInfo(RunDirectory::metricsPath(dir->path())).size() > 0;
   if (!dir->writeSpec(spec, &err)) return fail(err);
+  dir->forgetEnding();
   const quint16 port = freePort();
   if (port == 0) return fail(QStringLiteral("no free TCP port on 127.0.0.1 for MASTER_PORT"));
   token_ = randomToken();

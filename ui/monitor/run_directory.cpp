@@ -1,5 +1,7 @@
 #include "run_directory.h"
 
+#include "rank_endings.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -144,6 +146,14 @@ QString RunDirectory::logPath(const QString& dir, int rank) {
   return dir + QStringLiteral("/rank-%1.log").arg(rank);
 }
 
+void RunDirectory::forgetEnding() {
+  QFile::remove(statusPath(path_));
+  // Every rank's, not just this run's: the previous run may have had more ranks.
+  QDir dir(path_);
+  for (const QString& name : dir.entryList({QStringLiteral("rank-*.exit.json")}, QDir::Files))
+    dir.remove(name);
+}
+
 std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
   QFile f(statusPath(dir));
   if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
@@ -176,6 +186,7 @@ std::optional<RunRecord> RunDirectory::readRecord(const QString& dir) {
   r.spec = parsed.spec;
   r.specValid = parsed.ok();
   r.status = readStatus(dir);
+  if (!r.status && r.specValid) r.status = statusFromExitRecords(dir, r.spec.nproc);
   r.created = QDateTime::fromString(r.id.left(15), QLatin1String(kStampFormat));
   if (!r.created.isValid()) r.created = QFileInfo(f).lastModified();
   r.checkpoints = findCheckpoints(dir);

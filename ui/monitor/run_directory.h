@@ -4,6 +4,7 @@
 //     metrics.jsonl  every wire message the monitor accepted, one per line (token removed)
 //     rank-N.log     rank N's stdout and stderr, line by line
 //     status.json    how the run ended: state, reason, exit codes (written atomically at the end)
+//     rank-N.exit.json  how rank N ended, written by the rank itself (see exit_record.h)
 //     checkpoints/step-NNNNNNNN.pt   written by the engine's rank 0
 #pragma once
 
@@ -38,7 +39,9 @@ struct RunRecord {
   QString id;  // the directory's name
   RunSpec spec;
   bool specValid = false;
-  std::optional<RunStatus> status;  // absent: the run is active, or its monitor died
+  // From status.json or, when the monitor died, from the ranks' exit records (rank-N.exit.json);
+  // absent: the run is active, or it ended without either.
+  std::optional<RunStatus> status;
   QDateTime created;
   QStringList checkpoints;  // checkpoints/step-*.pt, highest step first
 };
@@ -69,6 +72,9 @@ class RunDirectory {
   // Appends complete lines (each ending in '\n') to metrics.jsonl.
   bool appendMetrics(const QByteArray& lines);
   bool writeStatus(const RunStatus& status, QString* error = nullptr);
+  // A run (re)starts here: removes status.json and the ranks' exit records of the previous run in
+  // this directory, so until this one ends nothing claims it has.
+  void forgetEnding();
 
   static QString specPath(const QString& dir);
   static QString metricsPath(const QString& dir);
