@@ -3,6 +3,7 @@
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
 #include <cmath>
 
@@ -37,6 +38,16 @@ wire::Event makeEvent(int rank, const char* name, std::int64_t at = 0, std::int6
 
 wire::Hello hello(int rank, int world) {
   return wire::Hello{wire::kVersion, "", rank, world, 100 + rank, "host", "cpu"};
+}
+
+void writeRun(const QString& path, int ranks, int n) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  for (int r = 0; r < ranks; ++r)
+    f.write(QByteArray::fromStdString(wire::encode(hello(r, ranks)) + "\n"));
+  for (int i = 1; i <= n; ++i)
+    for (int r = 0; r < ranks; ++r)
+      f.write(QByteArray::fromStdString(wire::encode(step(r, i)) + "\n"));
 }
 
 }  // namespace
@@ -246,6 +257,60 @@ class TestMetricsStore : public QObject {
     QCOMPARE(store.progress().totalSteps, 30);
 
     QVERIFY(!store.loadJsonl(dir.filePath(QStringLiteral("missing.jsonl"))).ok);
+  }
+
+  // Read on a worker thread: the store keeps its content until the file is in, then holds every
+  // point of the file once, in order, plus what was ingested meanwhile, once, after it.
+  void loadsAsynchronouslyEveryPointOnce() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
+    const int ranks = 4, n = 20000;
+    writeRun(path, ranks, n);
+
+    MetricsStore store;
+    store.ingest(step(7, 1));  // replaced by the load
+    QSignalSpy reset(&store, &MetricsStore::reset);
+    QSignalSpy loaded(&store, &MetricsStore::loaded);
+    store.loadJsonlAsync(path);
+    QVERIFY(store.isLoading());
+    QCOMPARE(store.rankCount(), 8);                                // untouched until the file is in
+    for (int r = 0; r < ranks; ++r) store.ingest(step(r, n + 1));  // arrives during the load
+    QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 60000);
+    QVERIFY(!store.isLoading());
+    QCOMPARE(reset.count(), 1);
+    const auto r = loaded.at(0).at(0).value<MetricsStore::LoadResult>();
+    QVERIFY2(r.ok, qPrintable(r.error));
+    QCOMPARE(r.messages, qint64(ranks) * n + ranks);
+    QCOMPARE(store.rankCount(), ranks);
+    for (int k = 0; k < ranks; ++k) {
+      const StepSeries& s = store.rankSeries(k);
+      QCOMPARE(int(s.size()), n + 1);
+      for (int i = 0; i < n + 1; ++i) QCOMPARE(s.step[std::size_t(i)], double(i + 1));
+      QCOMPARE(s.loss[std::size_t(n)], step(k, n + 1).loss);
+    }
+    QCOMPARE(int(store.global().size()), n + 1);
+    QVERIFY(store.rankSeries(0).revision <= store.revision());
+  }
+
+  void clearDropsARunningLoad() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
+    writeRun(path, 2, 5000);
+    MetricsStore store;
+    QSignalSpy loaded(&store, &MetricsStore::loaded);
+    store.loadJsonlAsync(path);
+    store.clear();
+    QVERIFY(!store.isLoading());
+    store.loadJsonlAsync(dir.filePath(QStringLiteral("missing.jsonl")));
+    store.ingest(step(0, 1));
+    QThreadPool::globalInstance()->waitForDone();  // both reads are done; their ends are queued
+    QTRY_COMPARE(loaded.count(), 1);               // only the second load reports
+    QVERIFY(!loaded.at(0).at(0).value<MetricsStore::LoadResult>().ok);
+    QCOMPARE(store.rankCount(), 1);  // the message ingested during the failed load
+    QCOMPARE(int(store.rankSeries(0).size()), 1);
+    QTest::qWait(50);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(int(store.global().size()), 1);
   }
 };
 

@@ -46,6 +46,12 @@ std::vector<double> keys(const SmoothedGraph* g) {
   for (std::size_t i = 0; i < g->rawSeries().size(); ++i) out.push_back(g->rawSeries().key(i));
   return out;
 }
+Column column(std::initializer_list<double> values) {
+  Column c;
+  for (double v : values) c.push_back(v);
+  return c;
+}
+
 double value(const SmoothedGraph* g, int i) {
   return g->rawSeries().value(std::size_t(i));
 }
@@ -134,10 +140,10 @@ class TestCharts : public QObject {
     KeyMapper steps(XAxis::Step);
     QCOMPARE(steps.map(3.0), 3.0);
     QCOMPARE(steps.map(1.0), 1.0);
-    QCOMPARE(keyForStep({1, 2, 3, 5}, {10, 20, 30, 50}, 4), 30.0);
-    QCOMPARE(keyForStep({1, 2, 3, 5}, {10, 20, 30, 50}, 5), 50.0);
-    QCOMPARE(keyForStep({1, 2}, {10, 20}, 0), 10.0);
-    QVERIFY(std::isnan(keyForStep({}, {}, 1)));
+    QCOMPARE(keyForStep(column({1, 2, 3, 5}), {10, 20, 30, 50}, 4), 30.0);
+    QCOMPARE(keyForStep(column({1, 2, 3, 5}), {10, 20, 30, 50}, 5), 50.0);
+    QCOMPARE(keyForStep(column({1, 2}), {10, 20}, 0), 10.0);
+    QVERIFY(std::isnan(keyForStep(Column(), {}, 1)));
   }
 
   void legendClickTogglesASeries() {

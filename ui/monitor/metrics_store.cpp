@@ -1,6 +1,8 @@
 #include "metrics_store.h"
 
 #include <QFile>
+#include <QFutureWatcher>
+#include <QtConcurrent>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,6 +18,11 @@ const RankInfo kNoInfo;
 
 }  // namespace
 
+// A load in progress: the messages ingested while it runs, applied after the file's.
+struct MetricsStore::Load {
+  std::vector<wire::Message> pending;
+};
+
 MetricsStore::MetricsStore(QObject* parent) : QObject(parent) {
   // Coalescing: the first change arms the timer, later ones ride along until it fires.
   timer_.setSingleShot(true);
@@ -24,15 +31,23 @@ MetricsStore::MetricsStore(QObject* parent) : QObject(parent) {
 }
 
 void MetricsStore::ingest(const wire::Message& message) {
+  if (loading_) {  // goes on top of the file being loaded
+    loading_->pending.push_back(message);
+    return;
+  }
   ++revision_;
-  apply(message);
+  d_.apply(message, revision_);
   touch();
 }
 
 void MetricsStore::ingest(const std::vector<wire::Message>& messages) {
   if (messages.empty()) return;
+  if (loading_) {
+    loading_->pending.insert(loading_->pending.end(), messages.begin(), messages.end());
+    return;
+  }
   ++revision_;
-  for (const auto& m : messages) apply(m);
+  for (const auto& m : messages) d_.apply(m, revision_);
   touch();
 }
 
@@ -51,52 +66,48 @@ void MetricsStore::flush() {
 void MetricsStore::clear() {
   timer_.stop();
   dirty_ = false;
-  ranks_.clear();
-  infos_.clear();
-  sessions_.clear();
-  global_ = GlobalSeries();
-  evals_ = EvalSeries();
-  events_.clear();
-  errors_.clear();
-  evalKeys_.clear();
-  messages_ = 0;
-  totalSteps_ = 0;
-  globalSession_ = 0;
-  lastCheckpoint_.clear();
+  loading_.reset();            // a load still running is dropped when it ends
+  const int world = d_.world;  // the expected world outlives the data
+  d_ = Data();
+  d_.world = world;
   ++revision_;  // readers comparing revisions see a change
   Q_EMIT reset();
 }
 
 void MetricsStore::setWorld(int world) {
-  world_ = std::min(std::max(world, 0), kMaxRanks);
-  if (int(ranks_.size()) < world_) {
-    ranks_.resize(world_);
-    infos_.resize(world_);
-    sessions_.resize(world_);
+  d_.setWorld(world);
+}
+
+void MetricsStore::Data::setWorld(int w) {
+  world = std::min(std::max(w, 0), kMaxRanks);
+  if (int(ranks.size()) < world) {
+    ranks.resize(world);
+    infos.resize(world);
+    sessions.resize(world);
   }
 }
 
-StepSeries& MetricsStore::series(int rank) {
-  if (int(ranks_.size()) <= rank) {
-    ranks_.resize(rank + 1);
-    infos_.resize(rank + 1);
-    sessions_.resize(rank + 1);
+StepSeries& MetricsStore::Data::series(int rank) {
+  if (int(ranks.size()) <= rank) {
+    ranks.resize(rank + 1);
+    infos.resize(rank + 1);
+    sessions.resize(rank + 1);
   }
-  return ranks_[rank];
+  return ranks[rank];
 }
 
-RankInfo& MetricsStore::info(int rank) {
+RankInfo& MetricsStore::Data::info(int rank, quint64 revision) {
   series(rank);
-  RankInfo& i = infos_[rank];
+  RankInfo& i = infos[rank];
   i.seen = true;
-  i.revision = revision_;
+  i.revision = revision;
   return i;
 }
 
-void MetricsStore::apply(const wire::Message& msg) {
+void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
   const int rank = wire::rank_of(msg);
   if (rank < 0 || rank >= kMaxRanks) return;
-  ++messages_;
+  ++messages;
   if (const auto* s = std::get_if<wire::Step>(&msg)) {
     StepSeries& r = series(rank);
     r.step.push_back(double(s->step));
@@ -105,8 +116,8 @@ void MetricsStore::apply(const wire::Message& msg) {
     r.time.push_back(s->time);
     r.samplesPerSec.push_back(s->samples_per_s);
     r.epoch.push_back(s->epoch);
-    r.revision = revision_;
-    RankInfo& i = info(rank);
+    r.revision = revision;
+    RankInfo& i = info(rank, revision);
     i.epoch = s->epoch;
     i.step = s->step;
     i.loss = s->loss;
@@ -114,101 +125,100 @@ void MetricsStore::apply(const wire::Message& msg) {
     i.time = s->time;
     // Every rank reports the same global numbers; the first report of a step makes the point.
     // A new session (a rank said hello again: a resume) may restart from an earlier step.
-    const double last = global_.step.empty() ? -1.0 : global_.step.back();
-    const int session = sessions_[rank];
-    if (double(s->step) > last || (session > globalSession_ && double(s->step) < last)) {
-      global_.step.push_back(double(s->step));
-      global_.loss.push_back(s->global_loss);
-      global_.samples.push_back(double(s->samples));
-      global_.time.push_back(s->time);
-      global_.samplesPerSec.push_back(s->samples_per_s);
-      global_.epoch.push_back(s->epoch);
-      global_.revision = revision_;
-      globalSession_ = std::max(globalSession_, session);
+    const double last = global.step.empty() ? -1.0 : global.step.back();
+    const int session = sessions[rank];
+    if (double(s->step) > last || (session > globalSession && double(s->step) < last)) {
+      global.step.push_back(double(s->step));
+      global.loss.push_back(s->global_loss);
+      global.samples.push_back(double(s->samples));
+      global.time.push_back(s->time);
+      global.samplesPerSec.push_back(s->samples_per_s);
+      global.epoch.push_back(s->epoch);
+      global.revision = revision;
+      globalSession = std::max(globalSession, session);
     }
   } else if (const auto* e = std::get_if<wire::Eval>(&msg)) {
     // Evaluation results are global (allreduced); several ranks may send the same one, and
     // their connections are read in any order.
-    if (evalKeys_.insert({e->epoch, e->step}).second) {
-      evals_.step.push_back(double(e->step));
-      evals_.epoch.push_back(e->epoch);
-      evals_.loss.push_back(e->loss);
-      evals_.accuracy.push_back(e->accuracy ? *e->accuracy
-                                            : std::numeric_limits<double>::quiet_NaN());
-      evals_.revision = revision_;
+    if (evalKeys.insert({e->epoch, e->step}).second) {
+      evals.step.push_back(double(e->step));
+      evals.epoch.push_back(e->epoch);
+      evals.loss.push_back(e->loss);
+      evals.accuracy.push_back(e->accuracy ? *e->accuracy
+                                           : std::numeric_limits<double>::quiet_NaN());
+      evals.revision = revision;
     }
-    info(rank);
+    info(rank, revision);
   } else if (const auto* ev = std::get_if<wire::Event>(&msg)) {
-    events_.push_back(*ev);
-    RankInfo& i = info(rank);
+    events.push_back(*ev);
+    RankInfo& i = info(rank, revision);
     i.lastEvent = QString::fromStdString(ev->event);
-    if (ev->event == "started") totalSteps_ = std::max<qint64>(totalSteps_, ev->total_steps);
+    if (ev->event == "started") totalSteps = std::max<qint64>(totalSteps, ev->total_steps);
     if (ev->event == "checkpoint" && !ev->path.empty())
-      lastCheckpoint_ = QString::fromStdString(ev->path);
+      lastCheckpoint = QString::fromStdString(ev->path);
     if (ev->event == "epoch") i.epoch = ev->epoch;
   } else if (const auto* er = std::get_if<wire::Error>(&msg)) {
-    errors_.push_back(*er);
-    info(rank).error = QString::fromStdString(er->message);
+    errors.push_back(*er);
+    info(rank, revision).error = QString::fromStdString(er->message);
   } else if (const auto* h = std::get_if<wire::Hello>(&msg)) {
-    RankInfo& i = info(rank);
+    RankInfo& i = info(rank, revision);
     i.pid = h->pid;
     i.host = QString::fromStdString(h->host);
     i.device = QString::fromStdString(h->device);
-    ++sessions_[rank];
-    if (h->world > world_) setWorld(h->world);
+    ++sessions[rank];
+    if (h->world > world) setWorld(h->world);
   }
 }
 
 const StepSeries& MetricsStore::rankSeries(int rank) const {
-  return rank >= 0 && rank < int(ranks_.size()) ? ranks_[rank] : kNoSeries;
+  return rank >= 0 && rank < int(d_.ranks.size()) ? d_.ranks[rank] : kNoSeries;
 }
 
 const RankInfo& MetricsStore::rankInfo(int rank) const {
-  return rank >= 0 && rank < int(infos_.size()) ? infos_[rank] : kNoInfo;
+  return rank >= 0 && rank < int(d_.infos.size()) ? d_.infos[rank] : kNoInfo;
 }
 
 std::vector<int> MetricsStore::ranksChangedSince(quint64 revision) const {
   std::vector<int> out;
-  for (int r = 0; r < int(ranks_.size()); ++r)
-    if (ranks_[r].revision > revision) out.push_back(r);
+  for (int r = 0; r < int(d_.ranks.size()); ++r)
+    if (d_.ranks[r].revision > revision) out.push_back(r);
   return out;
 }
 
 RunProgress MetricsStore::progress() const {
   RunProgress p;
-  p.world = std::max(world_, int(ranks_.size()));
-  p.totalSteps = totalSteps_;
-  p.lastCheckpoint = lastCheckpoint_;
-  if (!evals_.step.empty()) {
-    p.evalLoss = evals_.loss.back();
-    p.evalAccuracy = evals_.accuracy.back();
+  p.world = std::max(d_.world, int(d_.ranks.size()));
+  p.totalSteps = d_.totalSteps;
+  p.lastCheckpoint = d_.lastCheckpoint;
+  if (!d_.evals.step.empty()) {
+    p.evalLoss = d_.evals.loss.back();
+    p.evalAccuracy = d_.evals.accuracy.back();
   }
-  const std::size_t n = global_.size();
+  const std::size_t n = d_.global.size();
   if (n == 0) return p;
-  p.step = qint64(global_.step[n - 1]);
-  p.epoch = int(global_.epoch[n - 1]);
-  p.samples = qint64(global_.samples[n - 1]);
-  p.globalLoss = global_.loss[n - 1];
-  p.samplesPerSec = global_.samplesPerSec[n - 1];
-  p.elapsed = global_.time[n - 1];
+  p.step = qint64(d_.global.step[n - 1]);
+  p.epoch = int(d_.global.epoch[n - 1]);
+  p.samples = qint64(d_.global.samples[n - 1]);
+  p.globalLoss = d_.global.loss[n - 1];
+  p.samplesPerSec = d_.global.samplesPerSec[n - 1];
+  p.elapsed = d_.global.time[n - 1];
   // Step rate over the recent tail of the current session (time restarts on resume).
   std::size_t i0 = n - 1;
-  while (i0 > 0 && n - i0 < 200 && global_.time[i0 - 1] <= global_.time[i0] &&
-         global_.step[i0 - 1] <= global_.step[i0])
+  while (i0 > 0 && n - i0 < 200 && d_.global.time[i0 - 1] <= d_.global.time[i0] &&
+         d_.global.step[i0 - 1] <= d_.global.step[i0])
     --i0;
-  const double dt = global_.time[n - 1] - global_.time[i0];
-  const double ds = global_.step[n - 1] - global_.step[i0];
+  const double dt = d_.global.time[n - 1] - d_.global.time[i0];
+  const double ds = d_.global.step[n - 1] - d_.global.step[i0];
   if (p.totalSteps > 0 && dt > 0 && ds > 0)
     p.etaSeconds = std::max(0.0, double(p.totalSteps - p.step) * dt / ds);
   if (p.samplesPerSec <= 0 && dt > 0) {
-    const double dsamples = global_.samples[n - 1] - global_.samples[i0];
+    const double dsamples = d_.global.samples[n - 1] - d_.global.samples[i0];
     p.samplesPerSec = dsamples / dt;
   }
   return p;
 }
 
-MetricsStore::LoadResult MetricsStore::loadJsonl(const QString& path) {
-  clear();
+MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into) {
   LoadResult r;
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) {
@@ -218,7 +228,6 @@ MetricsStore::LoadResult MetricsStore::loadJsonl(const QString& path) {
   const QByteArray all = f.readAll();
   const char* p = all.constData();
   const char* end = p + all.size();
-  ++revision_;
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
     std::string_view line(p, (nl ? nl : end) - p);
@@ -229,13 +238,61 @@ MetricsStore::LoadResult MetricsStore::loadJsonl(const QString& path) {
       ++r.malformed;
       continue;
     }
-    apply(*d.message);
+    into.apply(*d.message, 0);
     ++r.messages;
   }
   r.ok = true;
+  return r;
+}
+
+void MetricsStore::adopt(Data&& data) {
+  clear();
+  data.world = std::max(data.world, d_.world);  // as if ingested after clear()
+  d_ = std::move(data);
+  // Everything is new as of this revision (the reader thread had none to give).
+  ++revision_;
+  for (StepSeries& s : d_.ranks) s.revision = revision_;
+  for (RankInfo& i : d_.infos)
+    if (i.seen) i.revision = revision_;
+  d_.global.revision = revision_;
+  d_.evals.revision = revision_;
   touch();
+}
+
+MetricsStore::LoadResult MetricsStore::loadJsonl(const QString& path) {
+  Data data;
+  const LoadResult r = readJsonl(path, data);
+  adopt(std::move(data));
   flush();
   return r;
+}
+
+void MetricsStore::loadJsonlAsync(const QString& path) {
+  auto load = std::make_shared<Load>();
+  loading_ = load;
+  struct Read {
+    Data data;
+    LoadResult result;
+  };
+  auto* watcher = new QFutureWatcher<std::shared_ptr<Read>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, load] {
+    watcher->deleteLater();
+    if (loading_ != load) return;  // superseded by clear() or another load
+    loading_.reset();
+    const std::shared_ptr<Read> read = watcher->result();
+    adopt(std::move(read->data));
+    if (!load->pending.empty()) {
+      ++revision_;
+      for (const auto& m : load->pending) d_.apply(m, revision_);
+    }
+    flush();
+    Q_EMIT loaded(read->result);
+  });
+  watcher->setFuture(QtConcurrent::run([path] {
+    auto read = std::make_shared<Read>();
+    read->result = readJsonl(path, read->data);
+    return read;
+  }));
 }
 
 }  // namespace ddpdesk

@@ -1,11 +1,13 @@
-// MetricsStore: every point of every series of a run, in contiguous column vectors, never sampled.
+// MetricsStore: every point of every series of a run, in chunked columns, never sampled.
 // Writers (the metrics server, or a metrics.jsonl being loaded) call ingest(); readers are charts
 // and tables that redraw on their own timer. Two ways to follow it:
 //  - connect to updated(), which a coalescing timer emits at most ~20 times a second, or
 //  - poll revision() from a redraw timer and, for each series whose revision is newer than the
-//    one last drawn, append the points from the count last drawn (vectors only ever grow until
+//    one last drawn, append the points from the count last drawn (columns only ever grow until
 //    clear(), which emits reset()).
-// Columns are std::vector<double> so a chart can take pointers or copy ranges without conversion.
+// Columns are Chunked<double> (chunked.h): appending never moves or copies what is stored, so
+// millions of points grow without the stalls of vectors doubling all at once, and a column's
+// view() can be read on another thread (a chart rebuilding its curves) while the store grows.
 #pragma once
 
 #include <QObject>
@@ -13,44 +15,46 @@
 #include <QTimer>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "chunked.h"
 #include "wire.h"
 
 namespace ddpdesk {
 
 // One rank's step messages in arrival order; all columns have size() entries.
 struct StepSeries {
-  std::vector<double> step;           // x: optimizer step
-  std::vector<double> loss;           // this rank's mean loss over the window
-  std::vector<double> samples;        // global samples so far
-  std::vector<double> time;           // seconds since the rank started (worker clock)
-  std::vector<double> samplesPerSec;  // global samples/s reported with the step
-  std::vector<double> epoch;
+  Column step;           // x: optimizer step
+  Column loss;           // this rank's mean loss over the window
+  Column samples;        // global samples so far
+  Column time;           // seconds since the rank started (worker clock)
+  Column samplesPerSec;  // global samples/s reported with the step
+  Column epoch;
   quint64 revision = 0;  // store revision in which the series last grew
   std::size_t size() const { return step.size(); }
 };
 
 // The run as a whole: one point per optimizer step (the first rank to report a step gives it).
 struct GlobalSeries {
-  std::vector<double> step;
-  std::vector<double> loss;  // global loss: mean over every rank's samples of the window
-  std::vector<double> samples;
-  std::vector<double> time;
-  std::vector<double> samplesPerSec;
-  std::vector<double> epoch;
+  Column step;
+  Column loss;  // global loss: mean over every rank's samples of the window
+  Column samples;
+  Column time;
+  Column samplesPerSec;
+  Column epoch;
   quint64 revision = 0;
   std::size_t size() const { return step.size(); }
 };
 
 // Validation results, one point per (epoch, step) (duplicates from several ranks are merged).
 struct EvalSeries {
-  std::vector<double> step;
-  std::vector<double> epoch;
-  std::vector<double> loss;
-  std::vector<double> accuracy;  // NaN for regression tasks
+  Column step;
+  Column epoch;
+  Column loss;
+  Column accuracy;  // NaN for regression tasks
   quint64 revision = 0;
   std::size_t size() const { return step.size(); }
 };
@@ -108,6 +112,13 @@ class MetricsStore : public QObject {
   };
   // clear(), then ingests every valid line of a metrics.jsonl file; emits updated() once.
   LoadResult loadJsonl(const QString& path);
+  // The same without blocking: the file is read and decoded on a worker thread while the store
+  // keeps what it has; then, on this object's thread, its content is replaced (reset(), then
+  // updated()) and loaded() is emitted, also when the file could not be read (the store is then
+  // empty). Messages ingested meanwhile are applied after the file's. clear() or another load
+  // supersedes a running one (whose result is dropped).
+  void loadJsonlAsync(const QString& path);
+  bool isLoading() const { return loading_ != nullptr; }
 
   // Emits updated() now if anything changed since the last emission (end of run, tests).
   void flush();
@@ -116,45 +127,57 @@ class MetricsStore : public QObject {
 
   // --- reading -------------------------------------------------------------------------------
   quint64 revision() const { return revision_; }
-  int rankCount() const { return int(ranks_.size()); }
+  int rankCount() const { return int(d_.ranks.size()); }
   const StepSeries& rankSeries(int rank) const;  // empty series for an unknown rank
   const RankInfo& rankInfo(int rank) const;
-  const GlobalSeries& global() const { return global_; }
-  const EvalSeries& evals() const { return evals_; }
-  const std::vector<wire::Event>& events() const { return events_; }
-  const std::vector<wire::Error>& errors() const { return errors_; }
+  const GlobalSeries& global() const { return d_.global; }
+  const EvalSeries& evals() const { return d_.evals; }
+  const std::vector<wire::Event>& events() const { return d_.events; }
+  const std::vector<wire::Error>& errors() const { return d_.errors; }
   // Ranks whose series grew after `revision` (ascending).
   std::vector<int> ranksChangedSince(quint64 revision) const;
   RunProgress progress() const;
-  qint64 messageCount() const { return messages_; }
+  qint64 messageCount() const { return d_.messages; }
 
  Q_SIGNALS:
   // Something changed; at most one emission per notify interval. revision == revision().
   void updated(quint64 revision);
   // clear() ran: drop whatever was drawn.
   void reset();
+  // loadJsonlAsync() finished.
+  void loaded(const ddpdesk::MetricsStore::LoadResult& result);
 
  private:
-  void apply(const wire::Message& m);
+  // Everything ingest() builds: what a load prepares on a worker thread and hands over whole.
+  struct Data {
+    int world = 0;
+    qint64 messages = 0;
+    std::vector<StepSeries> ranks;
+    std::vector<RankInfo> infos;
+    std::vector<int> sessions;  // per rank: hellos seen (each starts a session)
+    int globalSession = 0;      // session that produced the last global point
+    GlobalSeries global;
+    EvalSeries evals;
+    std::set<std::pair<int, std::int64_t>> evalKeys;  // (epoch, step) of every eval kept
+    std::vector<wire::Event> events;
+    std::vector<wire::Error> errors;
+    qint64 totalSteps = 0;
+    QString lastCheckpoint;
+
+    void setWorld(int w);
+    StepSeries& series(int rank);
+    RankInfo& info(int rank, quint64 revision);
+    void apply(const wire::Message& m, quint64 revision);
+  };
+  struct Load;
+  static LoadResult readJsonl(const QString& path, Data& into);
+  void adopt(Data&& data);
   void touch();
-  RankInfo& info(int rank);
-  StepSeries& series(int rank);
 
   quint64 revision_ = 0;
   bool dirty_ = false;
-  qint64 messages_ = 0;
-  int world_ = 0;
-  std::vector<StepSeries> ranks_;
-  std::vector<RankInfo> infos_;
-  std::vector<int> sessions_;  // per rank: hellos seen (each starts a session)
-  int globalSession_ = 0;      // session that produced the last global point
-  GlobalSeries global_;
-  EvalSeries evals_;
-  std::set<std::pair<int, std::int64_t>> evalKeys_;  // (epoch, step) of every eval kept
-  std::vector<wire::Event> events_;
-  std::vector<wire::Error> errors_;
-  qint64 totalSteps_ = 0;
-  QString lastCheckpoint_;
+  Data d_;
+  std::shared_ptr<Load> loading_;  // the load in progress, if any
   QTimer timer_;
 };
 

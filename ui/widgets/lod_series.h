@@ -12,48 +12,13 @@
 #include <QVector>
 #include <algorithm>
 #include <cstddef>
-#include <memory>
 #include <vector>
+
+#include "chunked.h"
 
 class QCPGraphData;
 
 namespace ddpdesk {
-
-// A growing array in fixed-size chunks. Appending never moves what is stored: a contiguous
-// vector doubling its capacity copies everything and touches twice the memory at once, and every
-// curve of a run reaches the same size at the same moment; in the benchmark that froze the
-// window for a quarter of a second at 1,000,000 points.
-template <typename T>
-class Chunked {
- public:
-  static constexpr std::size_t kChunkBytes = 512 * 1024;
-  static constexpr std::size_t kChunk = kChunkBytes / sizeof(T);
-
-  void push_back(const T& v) {
-    if (size_ % kChunk == 0) chunks_.emplace_back(new T[kChunk]);
-    chunks_.back()[size_ % kChunk] = v;
-    ++size_;
-  }
-  void resize(std::size_t n, const T& fill) {
-    while (size_ < n) push_back(fill);
-    size_ = std::min(size_, n);
-  }
-  T& operator[](std::size_t i) { return chunks_[i / kChunk][i % kChunk]; }
-  const T& operator[](std::size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
-  const T& back() const { return (*this)[size_ - 1]; }
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  void clear() {
-    chunks_.clear();
-    size_ = 0;
-  }
-
- private:
-  std::vector<std::unique_ptr<T[]>> chunks_;
-  std::size_t size_ = 0;
-};
-
-using ChunkedColumn = Chunked<double>;
 
 class LodSeries {
  public:
@@ -92,8 +57,8 @@ class LodSeries {
   std::size_t lowerBound(double key) const;
   std::size_t upperBound(double key) const;
 
-  ChunkedColumn keys_;
-  ChunkedColumn values_;
+  Column keys_;
+  Column values_;
   std::vector<Chunked<Bucket>> levels_;
   bool sorted_ = true;
   mutable int lastLevel_ = -1;

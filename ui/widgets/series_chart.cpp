@@ -5,12 +5,29 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QThreadPool>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 #include <cmath>
 
+#include "curve_builder.h"
 #include "metrics_store.h"
 
 namespace ddpdesk {
+namespace {
+
+// Chart rebuilds run here rather than in Qt's global pool: on a small machine one thread leaves
+// the GUI thread a core of its own, and two charts rebuilding take turns.
+QThreadPool* rebuildPool() {
+  static QThreadPool* pool = [] {
+    auto* p = new QThreadPool;  // leaked on purpose: outlives every chart, joins nothing at exit
+    p->setMaxThreadCount(std::max(1, QThread::idealThreadCount() / 2));
+    return p;
+  }();
+  return pool;
+}
+
+}  // namespace
 
 struct SeriesChart::Curve {
   CurveDef def;
@@ -47,6 +64,13 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   toolRow_->addWidget(reset);
   layout->addLayout(toolRow_);
   layout->addWidget(plot_, 1);
+  loadingLabel_ = new QLabel(tr("Loading…"), plot_);
+  loadingLabel_->setObjectName(QStringLiteral("loading"));
+  loadingLabel_->setAlignment(Qt::AlignCenter);
+  loadingLabel_->setAttribute(Qt::WA_TransparentForMouseEvents);
+  loadingLabel_->setStyleSheet(QStringLiteral("color: #606060; font-size: 14pt;"));
+  loadingLabel_->hide();
+  plot_->installEventFilter(this);
 
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   // Lines without antialiasing draw several times faster with millions of points.
@@ -106,7 +130,36 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
 }
 
 SeriesChart::~SeriesChart() {
+  cancelRebuild();  // a running build finishes on its own; its result goes nowhere
   curves_.clear();  // graphs first, while the plot exists
+}
+
+bool SeriesChart::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == plot_ && event->type() == QEvent::Resize)
+    loadingLabel_->setGeometry(plot_->rect());
+  return QWidget::eventFilter(watched, event);
+}
+
+bool SeriesChart::isLoading() const {
+  if (rebuilding_) return true;
+  for (const ChartSource& s : sources_)
+    if (s.store && s.store->isLoading()) return true;
+  return false;
+}
+
+void SeriesChart::updateLoading() {
+  const bool loading = isLoading();
+  if (loading == loadingLabel_->isVisible()) return;
+  loadingLabel_->setGeometry(plot_->rect());
+  loadingLabel_->setVisible(loading);
+  Q_EMIT loadingChanged(loading);
+}
+
+void SeriesChart::cancelRebuild() {
+  if (!rebuilding_) return;
+  cancelled_->store(true);
+  ++generation_;
+  rebuilding_ = false;
 }
 
 QColor SeriesChart::paletteColor(int i) {
@@ -132,7 +185,12 @@ void SeriesChart::setSources(const ChartSources& sources) {
     if (s.store) disconnect(s.store, nullptr, this, nullptr);
   sources_ = sources;
   for (const ChartSource& s : sources_)
-    if (s.store) connect(s.store, &MetricsStore::reset, this, [this] { needsRebuild_ = true; });
+    if (s.store)
+      connect(s.store, &MetricsStore::reset, this, [this] {
+        cancelRebuild();  // its views show what was cleared
+        needsRebuild_ = true;
+      });
+  cancelRebuild();
   curves_.clear();
   state_.assign(sources_.size(), SourceState());
   following_ = true;
@@ -144,6 +202,7 @@ void SeriesChart::setXAxis(XAxis axis) {
   if (axis == xAxis_) return;
   xAxis_ = axis;
   plot_->xAxis->setLabel(xAxisLabel(axis));
+  cancelRebuild();
   following_ = true;
   needsRebuild_ = true;
   sync();
@@ -151,6 +210,10 @@ void SeriesChart::setXAxis(XAxis axis) {
 
 void SeriesChart::setSmoothing(double weight) {
   smoothing_ = std::clamp(weight, 0.0, 0.999);
+  if (rebuilding_) {  // the running build smooths with the old weight: start again
+    cancelRebuild();
+    needsRebuild_ = true;
+  }
   for (auto& c : curves_) c->graph->setSmoothing(smoothing_);
   needsReplot_ = true;
   sync();
@@ -173,14 +236,116 @@ void SeriesChart::setLogY(bool log) {
   Q_EMIT logYChanged(log);
 }
 
+// Every curve from the start: the columns' views as they are now go to rebuildCurves(), on a
+// worker thread when there are many points (the chart shows "Loading…" meanwhile), else here.
+// The result stands for the store revisions of the moment the views were taken; sync() then
+// feeds whatever arrived since from where each view ended.
 void SeriesChart::rebuild() {
+  cancelRebuild();
+  addNewCurves();  // the curves the layout has now, in order
   needsRebuild_ = false;
+  RebuildJob job;
+  job.axis = xAxis_;
+  cancelled_ = job.cancelled;
+  std::vector<quint64> revisions;
+  for (const ChartSource& src : sources_) {
+    revisions.push_back(src.store ? src.store->revision() : 0);
+    if (!src.store) {
+      job.sources.emplace_back();
+      continue;
+    }
+    const GlobalSeries& g = src.store->global();
+    const XColumns cols{&g.step, &g.samples, &g.time};
+    job.sources.push_back({g.step.view(), cols.pick(xAxis_).prefix(g.size())});
+  }
   for (auto& c : curves_) {
     c->graph->clear();
-    c->mapper = KeyMapper(xAxis_);
-    c->drawn = 0;
+    job.curves.push_back(curveJob(*c));
   }
-  for (SourceState& s : state_) s = SourceState();
+  if (job.points() <= asyncThreshold_) {
+    adopt(rebuildCurves(job), revisions);
+    return;
+  }
+  rebuilding_ = true;
+  const quint64 generation = ++generation_;
+  updateLoading();
+  auto* watcher = new QFutureWatcher<RebuildResult>(this);
+  connect(watcher, &QFutureWatcher<RebuildResult>::finished, this,
+          [this, watcher, generation, revisions] {
+            watcher->deleteLater();
+            if (generation != generation_) return;  // cancelled: a newer rebuild is on its way
+            rebuilding_ = false;
+            adopt(watcher->future().takeResult(), revisions);
+            sync();
+          });
+  watcher->setFuture(
+      QtConcurrent::run(rebuildPool(), [job = std::move(job)] { return rebuildCurves(job); }));
+}
+
+RebuildJob::Curve SeriesChart::curveJob(const Curve& c) const {
+  RebuildJob::Curve j;
+  j.source = c.def.source;
+  j.weight = c.graph->weight();
+  const MetricsStore* store = sources_[c.def.source].store;
+  if (!store) return j;
+  if (c.def.kind == CurveDef::Kind::Eval) {
+    const EvalSeries& e = store->evals();
+    j.evals = true;
+    j.x = e.step.view();
+    j.y = (c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss).view();
+    return j;
+  }
+  Columns cols = columns(*store, c.def);
+  if (!cols.y) return j;
+  j.x = cols.x->prefix(cols.size);
+  j.y = cols.y->prefix(cols.size);
+  j.scale = cols.scale;
+  return j;
+}
+
+void SeriesChart::adopt(RebuildResult&& result, const std::vector<quint64>& revisions) {
+  for (std::size_t i = 0; i < state_.size() && i < result.sources.size(); ++i) {
+    SourceState& st = state_[i];
+    st.seen = sources_[i].store != nullptr;
+    st.revision = revisions[i];
+    st.globalMapper = result.sources[i].mapper;
+    st.globalKeys = std::move(result.sources[i].keys);
+  }
+  for (std::size_t k = 0; k < curves_.size() && k < result.curves.size(); ++k) {
+    Curve& c = *curves_[k];
+    RebuildResult::Curve& r = result.curves[k];
+    c.graph->adopt(std::move(r.data));
+    c.mapper = r.mapper;
+    c.drawn = r.drawn;
+  }
+  needsReplot_ = true;
+  updateLoading();
+}
+
+SeriesChart::Columns SeriesChart::columns(const MetricsStore& store, const CurveDef& def) const {
+  Columns out;
+  const bool rank = def.kind == CurveDef::Kind::Rank;
+  const StepSeries& rs = store.rankSeries(def.rank);
+  const GlobalSeries& gs = store.global();
+  const XColumns cols =
+      rank ? XColumns{&rs.step, &rs.samples, &rs.time} : XColumns{&gs.step, &gs.samples, &gs.time};
+  out.size = rank ? rs.size() : gs.size();
+  out.x = &cols.pick(xAxis_);
+  switch (def.value) {
+    case CurveDef::Value::Loss:
+      out.y = rank ? &rs.loss : &gs.loss;
+      break;
+    case CurveDef::Value::RankSamplesPerSec:
+      // Workers report the global rate; each rank's own share is that over the world size.
+      out.scale = 1.0 / std::max(1, store.rankCount());
+      [[fallthrough]];
+    case CurveDef::Value::SamplesPerSec:
+      out.y = rank ? &rs.samplesPerSec : &gs.samplesPerSec;
+      break;
+    default:
+      break;
+  }
+  return out;
 }
 
 void SeriesChart::updateGlobalKeys(int source) {
@@ -192,61 +357,30 @@ void SeriesChart::updateGlobalKeys(int source) {
   }
   if (st.globalKeys.empty()) st.globalMapper = KeyMapper(xAxis_);
   const XColumns cols{&g.step, &g.samples, &g.time};
-  const std::vector<double>& x = cols.pick(xAxis_);
-  for (std::size_t i = st.globalKeys.size(); i < g.size(); ++i)
-    st.globalKeys.push_back(st.globalMapper.map(x[i]));
+  extendKeys(cols.pick(xAxis_), g.size(), st.globalMapper, st.globalKeys);
 }
 
 void SeriesChart::feed(Curve& c) {
   const MetricsStore& store = *sources_[c.def.source].store;
-  QVector<QCPGraphData> pts;
+  std::vector<double> keys, values;
   if (c.def.kind == CurveDef::Kind::Eval) {
     const EvalSeries& e = store.evals();
-    const std::vector<double>& y =
-        c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss;
-    const std::vector<double>& keys = state_[c.def.source].globalKeys;
-    const std::vector<double>& steps = store.global().step;
-    for (std::size_t i = c.drawn; i < e.size(); ++i) {
-      if (std::isnan(y[i])) continue;
-      const double key = xAxis_ == XAxis::Step ? e.step[i] : keyForStep(steps, keys, e.step[i]);
-      if (!std::isnan(key)) pts.append(QCPGraphData(key, y[i]));
-    }
+    const Column& y = c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss;
+    evalPoints(xAxis_, e.step, y, c.drawn, e.size(), store.global().step,
+               state_[c.def.source].globalKeys, keys, values);
     c.drawn = e.size();
   } else {
-    const bool rank = c.def.kind == CurveDef::Kind::Rank;
-    const StepSeries& rs = store.rankSeries(c.def.rank);
-    const GlobalSeries& gs = store.global();
-    const XColumns cols = rank ? XColumns{&rs.step, &rs.samples, &rs.time}
-                               : XColumns{&gs.step, &gs.samples, &gs.time};
-    const std::size_t n = rank ? rs.size() : gs.size();
-    const std::vector<double>* y = nullptr;
-    double scale = 1.0;
-    switch (c.def.value) {
-      case CurveDef::Value::Loss:
-        y = rank ? &rs.loss : &gs.loss;
-        break;
-      case CurveDef::Value::RankSamplesPerSec:
-        // Workers report the global rate; each rank's own share is that over the world size.
-        scale = 1.0 / std::max(1, store.rankCount());
-        [[fallthrough]];
-      case CurveDef::Value::SamplesPerSec:
-        y = rank ? &rs.samplesPerSec : &gs.samplesPerSec;
-        break;
-      default:
-        return;
-    }
-    if (n < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
+    const Columns cols = columns(store, c.def);
+    if (!cols.y) return;
+    if (cols.size < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
       needsRebuild_ = true;
       return;
     }
-    const std::vector<double>& x = cols.pick(xAxis_);
-    pts.reserve(int(n - c.drawn));
-    for (std::size_t i = c.drawn; i < n; ++i)
-      pts.append(QCPGraphData(c.mapper.map(x[i]), (*y)[i] * scale));
-    c.drawn = n;
+    stepPoints(*cols.x, *cols.y, cols.scale, c.drawn, cols.size, c.mapper, keys, values);
+    c.drawn = cols.size;
   }
-  if (!pts.isEmpty()) {
-    c.graph->append(pts);
+  if (!keys.empty()) {
+    c.graph->append(keys.data(), values.data(), keys.size());
     needsReplot_ = true;
   }
 }
@@ -265,7 +399,7 @@ void SeriesChart::addNewCurves() {
     inOrder = curves_[k]->def.id == defs[k].id;
   if (!inOrder) {
     curves_.clear();
-    for (SourceState& st : state_) st = SourceState();
+    needsRebuild_ = true;  // every curve again from the start (on a worker thread when big)
   }
   for (std::size_t k = curves_.size(); k < defs.size(); ++k) {
     const CurveDef& def = defs[k];
@@ -289,16 +423,22 @@ void SeriesChart::applyVisibility(Curve& c, bool visible) {
 }
 
 void SeriesChart::sync() {
-  if (needsRebuild_) {
-    rebuild();
-    needsReplot_ = true;
-  }
-  bool any = false;  // a store moved since the last sync
+  updateLoading();
+  if (rebuilding_) return;  // the worker's curves come first; its result ends with a sync
+  bool any = false;         // a store moved since the last sync
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const MetricsStore* store = sources_[i].store;
     any = any || (store && (!state_[i].seen || state_[i].revision != store->revision()));
   }
-  if (any) addNewCurves();  // may reset state_: a rebuild feeds every source from the start
+  if (any) addNewCurves();  // a reordered layout asks for a rebuild
+  if (needsRebuild_) {
+    rebuild();
+    needsReplot_ = true;
+    if (rebuilding_) {  // meanwhile: empty curves under "Loading…"
+      plot_->replot(QCustomPlot::rpQueuedReplot);
+      return;
+    }
+  }
   for (std::size_t i = 0; i < sources_.size(); ++i) {
     const MetricsStore* store = sources_[i].store;
     SourceState& st = state_[i];

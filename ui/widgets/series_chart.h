@@ -1,9 +1,10 @@
 // SeriesChart: a QCustomPlot that follows one or more MetricsStores. Subclasses say which curves
 // exist (layout()); this class feeds them incrementally, on a timer, only when a store's revision
-// moved: a redraw never happens per point, and every point is kept (QCustomPlot's adaptive
-// sampling draws millions of them). Also: legend click toggles a series, linear/log y, x by step,
-// samples or wall time, wheel zoom, drag pan, double-click or Reset to follow the data again,
-// PNG export.
+// moved: a redraw never happens per point, and every point is kept (each curve's LodSeries draws
+// millions of them). Building every curve at once (new sources, another x axis) runs on a worker
+// thread when there are many points, with "Loading…" over the chart meanwhile. Also: legend click
+// toggles a series, linear/log y, x by step, samples or wall time, wheel zoom, drag pan,
+// double-click or Reset to follow the data again, PNG export.
 #pragma once
 
 #include <QColor>
@@ -13,10 +14,12 @@
 #include <QString>
 #include <QTimer>
 #include <QWidget>
+#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "chart_sources.h"
+#include "curve_builder.h"
 #include "smoothed_graph.h"
 #include "x_axis.h"
 
@@ -66,6 +69,12 @@ class SeriesChart : public QWidget {
   // Feeds whatever the stores gained since the last call; replots when anything changed.
   // The timer calls it; tests and the benchmark call it directly.
   void sync();
+  // A rebuild of every curve is running on a worker thread, or a source is still reading its
+  // file (MetricsStore::isLoading()).
+  bool isLoading() const;
+  // Rebuilds of more points than this (all curves together) run on a worker thread; smaller ones
+  // right away, which spares a live chart a flash of "Loading…". 0: always on a worker.
+  void setAsyncThreshold(std::size_t points) { asyncThreshold_ = points; }
   // Back to following the data (undo zoom and pan).
   void resetView();
   bool following() const { return following_; }
@@ -82,6 +91,7 @@ class SeriesChart : public QWidget {
 
  Q_SIGNALS:
   void logYChanged(bool log);
+  void loadingChanged(bool loading);
 
  protected:
   // The curves this chart shows for the current sources. Called on every sync that sees a
@@ -90,12 +100,26 @@ class SeriesChart : public QWidget {
   virtual std::vector<CurveDef> layout() const = 0;
   // Extra controls in the chart's title row.
   QHBoxLayout* toolRow() const { return toolRow_; }
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   struct Curve;
   struct SourceState;
 
+  // A curve's x and y columns in the current x mode (y null: nothing to draw).
+  struct Columns {
+    const ColumnView* x = nullptr;
+    const ColumnView* y = nullptr;
+    std::size_t size = 0;
+    double scale = 1.0;
+  };
+  Columns columns(const MetricsStore& store, const CurveDef& def) const;
+
   void rebuild();
+  RebuildJob::Curve curveJob(const Curve& c) const;
+  void adopt(RebuildResult&& result, const std::vector<quint64>& revisions);
+  void cancelRebuild();
+  void updateLoading();
   void addNewCurves();
   void applyVisibility(Curve& c, bool visible);
   void feed(Curve& c);
@@ -108,6 +132,7 @@ class SeriesChart : public QWidget {
   QLabel* title_;
   QCheckBox* logBox_;
   QHBoxLayout* toolRow_;
+  QLabel* loadingLabel_;
   QTimer timer_;
   ChartSources sources_;
   std::vector<SourceState> state_;
@@ -119,6 +144,12 @@ class SeriesChart : public QWidget {
   bool following_ = true;
   bool needsRebuild_ = false;
   bool needsReplot_ = false;
+  // A rebuild on a worker thread: its generation (results of older ones are dropped) and the flag
+  // that stops it early.
+  bool rebuilding_ = false;
+  quint64 generation_ = 0;
+  std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
+  std::size_t asyncThreshold_ = 200000;
 };
 
 }  // namespace ddpdesk

@@ -6,24 +6,6 @@
 
 namespace ddpdesk {
 
-void Extent::add(double key, double value) {
-  if (!std::isfinite(key)) return;
-  keyMin = std::min(keyMin, key);
-  keyMax = std::max(keyMax, key);
-  if (!std::isfinite(value)) return;
-  valueMin = std::min(valueMin, value);
-  valueMax = std::max(valueMax, value);
-  if (value > 0) positiveMin = std::min(positiveMin, value);
-}
-
-void Extent::unite(const Extent& o) {
-  keyMin = std::min(keyMin, o.keyMin);
-  keyMax = std::max(keyMax, o.keyMax);
-  valueMin = std::min(valueMin, o.valueMin);
-  valueMax = std::max(valueMax, o.valueMax);
-  positiveMin = std::min(positiveMin, o.positiveMin);
-}
-
 SmoothedGraph::SmoothedGraph(QCustomPlot* plot, QCPAxis* keyAxis, QCPAxis* valueAxis,
                              const QString& name, const CurveStyle& style, double smoothing)
     : plot_(plot), name_(name), style_(style) {
@@ -40,8 +22,8 @@ SmoothedGraph::SmoothedGraph(QCustomPlot* plot, QCPAxis* keyAxis, QCPAxis* value
     smooth_->setAdaptiveSampling(true);
     raw_->removeFromLegend();  // the smoothed graph carries the legend entry, in full colour
   }
-  weight_ = style.smoothable ? smoothing : 0.0;
-  ema_.setWeight(weight_);
+  weight_ = style.smoothable ? std::clamp(smoothing, 0.0, 0.999) : 0.0;
+  data_.setSmoothing(weight_);
   applyPens();
 }
 
@@ -76,38 +58,35 @@ QCPAbstractPlottable* SmoothedGraph::legendPlottable() const {
   return smooth_ ? static_cast<QCPAbstractPlottable*>(smooth_) : raw_;
 }
 
-void SmoothedGraph::append(const QVector<QCPGraphData>& points) {
-  const bool smoothing = smooth_ && weight_ > 0;
-  std::vector<double> keys(std::size_t(points.size())), values(keys.size()), smoothed;
-  if (smoothing) smoothed.resize(keys.size());
-  for (int i = 0; i < points.size(); ++i) {
-    const QCPGraphData& p = points[i];
-    extent_.add(p.key, p.value);
-    keys[i] = p.key;
-    values[i] = p.value;
-    if (smoothing) smoothed[i] = ema_.next(p.value);
-  }
-  raw_series_.append(keys.data(), values.data(), keys.size());
-  if (smoothing) smooth_series_.append(keys.data(), smoothed.data(), keys.size());
+void SmoothedGraph::append(const double* keys, const double* values, std::size_t n) {
+  data_.append(keys, values, n);
+}
+
+void SmoothedGraph::adopt(CurveData&& data) {
+  data_ = std::move(data);
+  if (data_.smoothing() != weight_) data_.setSmoothing(weight_);
+  shown_ = Shown();
 }
 
 void SmoothedGraph::refresh(double lo, double hi, int pixels) {
   const bool smoothed = smooth_ && weight_ > 0;
   if (shown_.lo == lo && shown_.hi == hi && shown_.pixels == pixels &&
-      shown_.size == raw_series_.size() && shown_.smoothed == smoothed)
+      shown_.size == data_.size() && shown_.smoothed == smoothed)
     return;
-  shown_ = {lo, hi, pixels, raw_series_.size(), smoothed};
+  shown_ = {lo, hi, pixels, data_.size(), smoothed};
+  const LodSeries& rawSeries = data_.raw();
+  const LodSeries& smoothSeries = data_.smoothed();
   QVector<QCPGraphData> pts;
-  raw_series_.points(lo, hi, pixels, &pts);
+  rawSeries.points(lo, hi, pixels, &pts);
   // An envelope is already one stroke per pixel column; QCustomPlot's sampling of it would
   // stroke each column twice. Raw points still get QCustomPlot's sampling.
-  raw_->setAdaptiveSampling(raw_series_.lastLevel() < 0);
-  raw_->data()->set(pts, raw_series_.sorted());
+  raw_->setAdaptiveSampling(rawSeries.lastLevel() < 0);
+  raw_->data()->set(pts, rawSeries.sorted());
   if (!smooth_) return;
   if (smoothed) {
-    smooth_series_.points(lo, hi, pixels, &pts);
-    smooth_->setAdaptiveSampling(smooth_series_.lastLevel() < 0);
-    smooth_->data()->set(pts, smooth_series_.sorted());
+    smoothSeries.points(lo, hi, pixels, &pts);
+    smooth_->setAdaptiveSampling(smoothSeries.lastLevel() < 0);
+    smooth_->data()->set(pts, smoothSeries.sorted());
   } else {
     smooth_->data()->clear();
   }
@@ -116,34 +95,16 @@ void SmoothedGraph::refresh(double lo, double hi, int pixels) {
 void SmoothedGraph::clear() {
   raw_->data()->clear();
   if (smooth_) smooth_->data()->clear();
-  raw_series_.clear();
-  smooth_series_.clear();
-  ema_.reset();
-  extent_ = Extent();
+  data_.clear();
   shown_ = Shown();
 }
 
 void SmoothedGraph::setSmoothing(double weight) {
   if (!smooth_) return;
   weight_ = std::clamp(weight, 0.0, 0.999);
-  ema_.setWeight(weight_);
   applyPens();
-  smooth_series_.clear();
-  shown_ = Shown();          // the next refresh hands the graphs the new curve
-  if (weight_ <= 0) return;  // the raw graph is drawn in full colour instead
-  // In slices, so the temporary copies stay small however long the series is.
-  const std::size_t n = raw_series_.size();
-  std::vector<double> keys, smoothed;
-  for (std::size_t from = 0; from < n; from += ChunkedColumn::kChunk) {
-    const std::size_t to = std::min(n, from + ChunkedColumn::kChunk);
-    keys.clear();
-    smoothed.clear();
-    for (std::size_t i = from; i < to; ++i) {
-      keys.push_back(raw_series_.key(i));
-      smoothed.push_back(ema_.next(raw_series_.value(i)));
-    }
-    smooth_series_.append(keys.data(), smoothed.data(), keys.size());
-  }
+  data_.setSmoothing(weight_);  // at 0 the raw graph is drawn in full colour instead
+  shown_ = Shown();             // the next refresh hands the graphs the new curve
 }
 
 void SmoothedGraph::setVisible(bool visible) {

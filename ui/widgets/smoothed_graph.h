@@ -1,17 +1,14 @@
 // One series on a QCustomPlot: the raw points, and (for smoothable series) TensorBoard's
 // debiased EMA of them drawn on top, with the raw curve kept faint behind. The legend shows one
-// entry per series; hiding the series hides both graphs. Every point is kept here (LodSeries);
-// the QCPGraphs get, before each replot, what the visible range can show (refresh()). Keeps its
-// own key/value extents as points arrive, so auto-ranging never scans millions of points.
+// entry per series; hiding the series hides both graphs. Every point is kept here (CurveData);
+// the QCPGraphs get, before each replot, what the visible range can show (refresh()).
 #pragma once
 
 #include <QColor>
 #include <QString>
 #include <QVector>
-#include <limits>
 
-#include "lod_series.h"
-#include "smoothing.h"
+#include "curve_data.h"
 
 class QCustomPlot;
 class QCPAxis;
@@ -29,18 +26,6 @@ struct CurveStyle {
   bool scatter = false;    // draw a marker at each point
 };
 
-// What a series covers, for auto-ranging.
-struct Extent {
-  double keyMin = std::numeric_limits<double>::infinity();
-  double keyMax = -std::numeric_limits<double>::infinity();
-  double valueMin = std::numeric_limits<double>::infinity();
-  double valueMax = -std::numeric_limits<double>::infinity();
-  double positiveMin = std::numeric_limits<double>::infinity();  // for a log axis
-  bool empty() const { return !(keyMin <= keyMax); }
-  void add(double key, double value);
-  void unite(const Extent& other);
-};
-
 class SmoothedGraph {
  public:
   SmoothedGraph(QCustomPlot* plot, QCPAxis* keyAxis, QCPAxis* valueAxis, const QString& name,
@@ -50,7 +35,10 @@ class SmoothedGraph {
   SmoothedGraph& operator=(const SmoothedGraph&) = delete;
 
   // Appends points (in arrival order; keys normally ascending).
-  void append(const QVector<QCPGraphData>& points);
+  void append(const double* keys, const double* values, std::size_t n);
+  // Takes every point at once (built elsewhere, a worker thread for instance); recomputes the
+  // smoothed series if `data` was built with another smoothing weight than the current one.
+  void adopt(CurveData&& data);
   // Hands the graphs what [lo, hi] at `pixels` wide can show; cheap when nothing changed.
   void refresh(double lo, double hi, int pixels);
   void clear();
@@ -60,11 +48,13 @@ class SmoothedGraph {
   bool isVisible() const { return visible_; }
 
   QString name() const { return name_; }
-  const Extent& extent() const { return extent_; }
-  int size() const { return int(raw_series_.size()); }
+  const Extent& extent() const { return data_.extent(); }
+  int size() const { return int(data_.size()); }
   // Every point: keys, raw values, smoothed values (empty while smoothing is off).
-  const LodSeries& rawSeries() const { return raw_series_; }
-  const LodSeries& smoothedSeries() const { return smooth_series_; }
+  const LodSeries& rawSeries() const { return data_.raw(); }
+  const LodSeries& smoothedSeries() const { return data_.smoothed(); }
+  // The smoothing weight this series uses (0 when it is not smoothable).
+  double weight() const { return weight_; }
   QCPGraph* raw() const { return raw_; }
   QCPGraph* smoothed() const { return smooth_; }  // nullptr when not smoothable
   // The graph whose legend item stands for the series.
@@ -78,12 +68,9 @@ class SmoothedGraph {
   CurveStyle style_;
   QCPGraph* raw_ = nullptr;
   QCPGraph* smooth_ = nullptr;
-  EmaSmoother ema_;
   double weight_ = 0;
   bool visible_ = true;
-  Extent extent_;
-  LodSeries raw_series_;
-  LodSeries smooth_series_;
+  CurveData data_;
   // What the graphs hold now, to skip refreshes that would change nothing.
   struct Shown {
     double lo = 0, hi = -1;

@@ -26,7 +26,7 @@ double KeyMapper::map(double raw) {
   return raw + offset_;
 }
 
-double keyForStep(const std::vector<double>& steps, const std::vector<double>& keys, double step) {
+double keyForStep(const ColumnView& steps, const std::vector<double>& keys, double step) {
   const std::size_t n = std::min(steps.size(), keys.size());
   if (n == 0) return std::numeric_limits<double>::quiet_NaN();
   // Steps only go back when a run resumes from an older checkpoint; then this picks a point of

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "chunked.h"
+
 namespace ddpdesk {
 
 enum class XAxis { Step, Samples, WallTime };
@@ -32,12 +34,12 @@ class KeyMapper {
   bool started_ = false;
 };
 
-// The columns of one series that can serve as x. Pointers into a MetricsStore's vectors.
+// The columns of one series that can serve as x: a MetricsStore's columns, or views of them.
 struct XColumns {
-  const std::vector<double>* step = nullptr;
-  const std::vector<double>* samples = nullptr;
-  const std::vector<double>* time = nullptr;
-  const std::vector<double>& pick(XAxis axis) const {
+  const ColumnView* step = nullptr;
+  const ColumnView* samples = nullptr;
+  const ColumnView* time = nullptr;
+  const ColumnView& pick(XAxis axis) const {
     return axis == XAxis::Step ? *step : axis == XAxis::Samples ? *samples : *time;
   }
 };
@@ -45,6 +47,6 @@ struct XColumns {
 // Key of the last point whose step is at most `step` (evaluations carry only a step; their x in
 // samples or time comes from the global series). The first key when every step is later; NaN
 // when there are no keys. `steps` is expected in ascending order.
-double keyForStep(const std::vector<double>& steps, const std::vector<double>& keys, double step);
+double keyForStep(const ColumnView& steps, const std::vector<double>& keys, double step);
 
 }  // namespace ddpdesk
