@@ -1,5 +1,7 @@
 // The charts follow the store: curves receive every point, incrementally and only on sync; the
 // legend toggles a series; x by step, samples or wall time; eval points; overlays; PNG export.
+#include <QLabel>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -111,6 +113,68 @@ class TestCharts : public QObject {
     QCOMPARE(chart.curve("rank 3")->size(), 1);
     QCOMPARE(chart.curve("rank 0")->size(), 5);
     QCOMPARE(chart.curve("global")->size(), 6);
+  }
+
+  // A rebuild on a worker thread (x axis switched while the run streams in): meanwhile the chart
+  // says "Loading…"; afterwards every curve holds each point of its series exactly once, in
+  // order, in the new x mode, including those that arrived during the rebuild.
+  void asyncRebuildLosesAndDoublesNothing() {
+    MetricsStore store;
+    run(store, 1, 3000, 4);
+    store.ingest(eval(1000));
+    LossChart chart;
+    chart.setAsyncThreshold(0);
+    chart.resize(800, 400);
+    chart.show();
+    QSignalSpy loading(&chart, &SeriesChart::loadingChanged);
+    chart.setSources({{"run", &store}});
+    QVERIFY(chart.isLoading());
+    QVERIFY(chart.findChild<QLabel*>("loading")->isVisible());
+    QTRY_VERIFY(!chart.isLoading());
+    QVERIFY(!chart.findChild<QLabel*>("loading")->isVisible());
+    QCOMPARE(loading.count(), 2);
+    QCOMPARE(chart.curve("rank 3")->size(), 3000);
+
+    chart.setXAxis(XAxis::Samples);
+    QVERIFY(chart.isLoading());
+    int n = 3000;
+    while (chart.isLoading() || n < 3100) {  // points keep coming during the rebuild, and after
+      ++n;
+      for (int r = 0; r < 4; ++r) store.ingest(step(r, n, n * 0.1, 4));
+      if (n == 3050) store.ingest(eval(3050));
+      chart.sync();  // what the redraw timer does
+      QCoreApplication::processEvents();
+    }
+    chart.sync();
+    for (int r = 0; r < 4; ++r) {
+      const SmoothedGraph* g = chart.curve(QStringLiteral("rank %1").arg(r));
+      QCOMPARE(g->size(), n);
+      const std::vector<double> k = keys(g);
+      for (int i = 0; i < n; ++i) {
+        QCOMPARE(k[std::size_t(i)], double(i + 1) * 8 * 4);  // samples of step i + 1
+        QCOMPARE(value(g, i), store.rankSeries(r).loss[std::size_t(i)]);
+      }
+      QCOMPARE(g->smoothedSeries().size(), std::size_t(n));
+    }
+    QCOMPARE(chart.curve("global")->size(), n);
+    QCOMPARE(keys(chart.curve(LossChart::evalCurveName())),
+             (std::vector<double>{1000.0 * 32, 3050.0 * 32}));
+  }
+
+  // A store cleared while its curves are being rebuilt: the stale result is dropped.
+  void clearDuringAsyncRebuild() {
+    MetricsStore store;
+    run(store, 1, 5000);
+    LossChart chart;
+    chart.setAsyncThreshold(0);
+    chart.setSources({{"run", &store}});
+    QVERIFY(chart.isLoading());
+    store.clear();
+    run(store, 1, 7);
+    chart.sync();  // rebuilds again, from the new points
+    QTRY_VERIFY(!chart.isLoading());
+    QCOMPARE(chart.curve("rank 0")->size(), 7);
+    QCOMPARE(chart.curve("global")->size(), 7);
   }
 
   void xAxisModes() {
