@@ -9,6 +9,7 @@
 #include <csignal>
 #include <memory>
 
+#include "exit_record.h"
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
@@ -138,6 +139,25 @@ class TestRealWorker : public QObject {
     QVERIFY2(c->reason().startsWith(QLatin1String("rank 1 was killed by signal 9 (SIGKILL)")),
              qPrintable(c->reason()));
     QVERIFY(allGone(pids));
+    // The run directory says what happened: status.json names the killed rank, the survivor's
+    // exit record says it failed because its peer vanished, monitor.log has both exits.
+    const QString dir = c->runDirectory();
+    const auto status = RunDirectory::readStatus(dir);
+    QVERIFY(status);
+    QCOMPARE(status->state, QStringLiteral("Failed"));
+    QCOMPARE(status->termSignals.at(1), SIGKILL);
+    QVERIFY(status->reason.startsWith(QLatin1String("rank 1 was killed by signal 9")));
+    const auto survivor = read_exit_record(exit_record_path(dir.toStdString(), 0));
+    QVERIFY(survivor);
+    QCOMPARE(survivor->outcome, std::string("failed"));
+    QVERIFY2(survivor->reason.find("rank 1") != std::string::npos, survivor->reason.c_str());
+    QVERIFY(!read_exit_record(exit_record_path(dir.toStdString(), 1)));
+    QFile log(RunDirectory::monitorLogPath(dir));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(log.readAll());
+    QVERIFY2(text.contains(QStringLiteral("rank 1 (pid %1) was killed by signal 9").arg(pids[1])),
+             qPrintable(text));
+    QVERIFY(text.contains(QLatin1String("run Failed: rank 1 was killed")));
   }
 };
 

@@ -34,6 +34,11 @@ class TestRunController : public QObject {
     c->setGracePeriod(graceMs);
     c->setExtraEnvironment(fakeEnv(env));
   }
+  // The run's monitor.log, for the rows whose run directory must say what happened.
+  QString monitorLog() const {
+    QFile f(RunDirectory::monitorLogPath(c->runDirectory()));
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+  }
   static QStringList states(const QSignalSpy& spy) {
     QStringList out;
     for (const auto& args : spy) out << RunController::stateName(args.at(0).value<State>());
@@ -300,6 +305,16 @@ class TestRunController : public QObject {
     bool refused = false;
     for (const auto& w : warnings) refused |= w.at(0).toString().contains(QLatin1String("token"));
     QVERIFY(refused);
+    // The run directory keeps it: status.json counts it, monitor.log says which and why.
+    const auto status = RunDirectory::readStatus(c->runDirectory());
+    QVERIFY(status);
+    QCOMPARE(status->state, QStringLiteral("Finished"));
+    QCOMPARE(status->droppedConnections, 1);
+    const QString log = monitorLog();
+    QVERIFY2(log.contains(QLatin1String("warning: refused a metrics connection")) &&
+                 log.contains(QLatin1String("token")),
+             qPrintable(log));
+    QVERIFY(log.contains(QLatin1String("run Finished")));
   }
 
   void garbageAndOversizedLinesDoNotDisturbTheRun() {
@@ -308,6 +323,9 @@ class TestRunController : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Finished, kRunTimeout);
     QCOMPARE(int(c->store()->rankSeries(0).size()), 20);
     QCOMPARE(int(c->store()->rankSeries(1).size()), 20);
+    QVERIFY(allGone(c->pids()));
+    QCOMPARE(RunDirectory::readStatus(c->runDirectory())->malformedLines, 2 * 2 * 20);
+    QVERIFY(monitorLog().contains(QLatin1String("malformed line(s)")));
 
     make({{"FAKE_STEPS", "20"}, {"FAKE_OVERSIZE_STEP", "3"}, {"FAKE_RANKS", "1"}});
     QSignalSpy warnings(c.get(), &RunController::warning);
@@ -317,6 +335,9 @@ class TestRunController : public QObject {
     QCOMPARE(int(c->store()->rankSeries(0).size()), 20);
     QVERIFY(c->store()->rankSeries(1).size() >= 3);  // up to the oversized line
     QVERIFY(c->store()->rankSeries(1).size() < 20);
+    QCOMPARE(RunDirectory::readStatus(c->runDirectory())->droppedConnections, 1);
+    QVERIFY2(monitorLog().contains(QLatin1String("dropped rank 1's metrics connection")),
+             qPrintable(monitorLog()));
   }
 
   void slowWriterLosesNothing() {

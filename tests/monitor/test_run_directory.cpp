@@ -80,6 +80,8 @@ class TestRunDirectory : public QObject {
     s.lastStep = 42;
     s.totalSteps = 100;
     s.lastLoss = std::nan("");
+    s.malformedLines = 7;
+    s.droppedConnections = 2;
     QVERIFY(dir.writeStatus(s));
     auto r = RunDirectory::readStatus(dir.path());
     QVERIFY(r);
@@ -91,6 +93,22 @@ class TestRunDirectory : public QObject {
     QCOMPARE(r->totalSteps, 100);
     QVERIFY(std::isnan(r->lastLoss));
     QCOMPARE(r->startedAt.toSecsSinceEpoch(), s.startedAt.toSecsSinceEpoch());
+    QCOMPARE(r->malformedLines, 7);
+    QCOMPARE(r->droppedConnections, 2);
+  }
+
+  void monitorLogKeepsOneTimestampedLinePerEvent() {
+    RunDirectory dir;
+    QVERIFY(dir.open(data.filePath(QStringLiteral("log-run"))));
+    dir.logEvent(QStringLiteral("starting 2 rank(s)"));
+    dir.logEvent(QStringLiteral("run Failed: rank 1 died\nlast lines"));
+    QFile f(RunDirectory::monitorLogPath(dir.path()));
+    QVERIFY(f.open(QIODevice::ReadOnly));  // readable while still open for writing
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY(lines[0].endsWith(QLatin1String(" starting 2 rank(s)")));
+    QVERIFY(QDateTime::fromString(lines[0].section(' ', 0, 0), Qt::ISODateWithMs).isValid());
+    QVERIFY(lines[1].endsWith(QLatin1String("run Failed: rank 1 died | last lines")));
   }
 
   void listsRunsNewestFirst() {

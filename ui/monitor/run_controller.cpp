@@ -67,6 +67,10 @@ RunController::RunController(QObject* parent)
   connect(server_, &MetricsServer::allDisconnected, this, [this] {
     if (draining_) finalize();
   });
+  // Everything worth a warning is also kept in the run's monitor.log.
+  connect(this, &RunController::warning, this, [this](const QString& w) {
+    if (dir_) dir_->logEvent(QStringLiteral("warning: ") + w);
+  });
 }
 
 RunController::~RunController() {
@@ -238,6 +242,11 @@ bool RunController::start(const RunSpec& given, QString* error) {
     connect(p, &RankProcess::finished, this, &RunController::onRankFinished);
   }
   // Launched after every object exists: a rank failing to start stops the others at once.
+  dir_->logEvent(
+      QStringLiteral("%1 %2 rank(s): %3 %4")
+          .arg(resume.isEmpty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
+          .arg(world)
+          .arg(program, args.join(QLatin1Char(' '))));
   for (int r = 0; r < world && isActive(); ++r)
     ranks_[r]->start(program, args, rankEnvironment(r, world, port),
                      RunDirectory::logPath(run_dir_path_, r));
@@ -247,12 +256,14 @@ bool RunController::start(const RunSpec& given, QString* error) {
 void RunController::stop() {
   if (!isActive() || stop_requested_) return;
   stop_requested_ = true;
+  if (dir_) dir_->logEvent(QStringLiteral("stop requested"));
   beginStopping();
 }
 
 void RunController::kill() {
   if (!isActive()) return;
   stop_requested_ = true;
+  if (dir_) dir_->logEvent(QStringLiteral("kill requested"));
   if (state_ != State::Stopping) setState(State::Stopping);
   for (RankProcess* p : ranks_) p->kill();
 }
@@ -310,6 +321,9 @@ void RunController::onRankFinished(int rank) {
   RankProcess* p = ranks_[rank];
   const auto& x = p->exitInfo();
   Q_EMIT rankExited(rank, p->describeExit());
+  if (dir_)
+    dir_->logEvent(
+        QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(p->pid()).arg(p->describeExit()));
   // What we did to it ourselves is not its failure: SIGKILL after the grace period, a worker
   // dying of the SIGTERM we sent before its handler was installed, or one exiting 128+SIGTERM
   // because another signal reached it too (the worker's "second signal: exit now").
@@ -387,8 +401,12 @@ void RunController::finalize() {
     s.lastStep = progress.step;
     s.totalSteps = progress.totalSteps;
     s.lastLoss = progress.globalLoss;
+    s.malformedLines = server_->counters().malformed;
+    s.droppedConnections = server_->counters().dropped;
     QString err;
     if (!dir_->writeStatus(s, &err)) Q_EMIT warning(err);
+    dir_->logEvent(QStringLiteral("run %1: %2")
+                       .arg(s.state, s.reason.isEmpty() ? QStringLiteral("-") : s.reason));
     dir_->close();
   }
   server_->close();

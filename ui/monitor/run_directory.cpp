@@ -106,6 +106,7 @@ bool RunDirectory::open(const QString& path, QString* error) {
 
 void RunDirectory::close() {
   metrics_.reset();
+  log_.reset();
   path_.clear();
 }
 
@@ -130,6 +131,8 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   o[QStringLiteral("total_steps")] = s.totalSteps;
   o[QStringLiteral("last_loss")] =
       std::isfinite(s.lastLoss) ? QJsonValue(s.lastLoss) : QJsonValue();
+  o[QStringLiteral("malformed_lines")] = s.malformedLines;
+  o[QStringLiteral("dropped_connections")] = s.droppedConnections;
   return saveAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
 
@@ -144,6 +147,23 @@ QString RunDirectory::statusPath(const QString& dir) {
 }
 QString RunDirectory::logPath(const QString& dir, int rank) {
   return dir + QStringLiteral("/rank-%1.log").arg(rank);
+}
+QString RunDirectory::monitorLogPath(const QString& dir) {
+  return dir + QStringLiteral("/monitor.log");
+}
+
+void RunDirectory::logEvent(const QString& text) {
+  if (path_.isEmpty()) return;
+  if (!log_) {
+    auto f = std::make_unique<QFile>(monitorLogPath(path_));
+    if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) return;
+    log_ = std::move(f);
+  }
+  QString line = text;
+  line.replace(QLatin1Char('\n'), QLatin1String(" | "));  // one line per event
+  log_->write((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + line +
+               QLatin1Char('\n'))
+                  .toUtf8());
 }
 
 void RunDirectory::forgetEnding() {
@@ -173,6 +193,8 @@ std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
   s.totalSteps = o.value(QStringLiteral("total_steps")).toInteger();
   const QJsonValue loss = o.value(QStringLiteral("last_loss"));
   s.lastLoss = loss.isDouble() ? loss.toDouble() : std::nan("");
+  s.malformedLines = o.value(QStringLiteral("malformed_lines")).toInteger();
+  s.droppedConnections = o.value(QStringLiteral("dropped_connections")).toInteger();
   return s;
 }
 

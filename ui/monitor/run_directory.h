@@ -4,6 +4,8 @@
 //     metrics.jsonl  every wire message the monitor accepted, one per line (token removed)
 //     rank-N.log     rank N's stdout and stderr, line by line
 //     status.json    how the run ended: state, reason, exit codes (written atomically at the end)
+//     monitor.log    what the monitor saw and did: start, stop requests, rank exits, refused
+//                    connections, malformed lines, the ending (one timestamped line each)
 //     rank-N.exit.json  how rank N ended, written by the rank itself (see exit_record.h)
 //     checkpoints/step-NNNNNNNN.pt   written by the engine's rank 0
 #pragma once
@@ -30,7 +32,9 @@ struct RunStatus {
   QDateTime endedAt;
   qint64 lastStep = 0;
   qint64 totalSteps = 0;
-  double lastLoss = 0;  // global loss of the last step (NaN is written as null)
+  double lastLoss = 0;            // global loss of the last step (NaN is written as null)
+  qint64 malformedLines = 0;      // metrics lines the monitor rejected
+  qint64 droppedConnections = 0;  // metrics connections refused or dropped (bad token, ...)
 };
 
 // One entry of the history.
@@ -72,6 +76,9 @@ class RunDirectory {
   // Appends complete lines (each ending in '\n') to metrics.jsonl.
   bool appendMetrics(const QByteArray& lines);
   bool writeStatus(const RunStatus& status, QString* error = nullptr);
+  // Appends one timestamped line to monitor.log (written through at once: a killed monitor
+  // leaves every line it logged).
+  void logEvent(const QString& text);
   // A run (re)starts here: removes status.json and the ranks' exit records of the previous run in
   // this directory, so until this one ends nothing claims it has.
   void forgetEnding();
@@ -80,6 +87,7 @@ class RunDirectory {
   static QString metricsPath(const QString& dir);
   static QString statusPath(const QString& dir);
   static QString logPath(const QString& dir, int rank);
+  static QString monitorLogPath(const QString& dir);
 
   static std::optional<RunStatus> readStatus(const QString& dir);
   // A run directory (any directory holding spec.json), read for the history.
@@ -90,6 +98,7 @@ class RunDirectory {
  private:
   QString path_;
   std::unique_ptr<QFile> metrics_;
+  std::unique_ptr<QFile> log_;
 };
 
 }  // namespace ddpdesk
