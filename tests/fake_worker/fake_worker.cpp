@@ -22,6 +22,7 @@
 //   FAKE_TOKEN=x             sends this token instead of DDPDESK_TOKEN
 //   FAKE_SLOW=1              writes every message in small pieces with pauses (partial frames)
 //   FAKE_RANKS=a,b           the FAKE_* behaviours above apply only to these ranks (default all)
+//   FAKE_GPUS=n              `--probe` reports n CUDA GPUs (default 0)
 #include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -170,7 +171,12 @@ int main(int argc, char** argv) {
       runDir = value();
     else if (a == "--resume")
       resume = value();
-    else {
+    else if (a == "--probe") {
+      const long gpus = envInt("FAKE_GPUS", 0);
+      std::printf("{\"cuda_available\":%s,\"device_count\":%ld,\"devices\":[]}\n",
+                  gpus > 0 ? "true" : "false", gpus);
+      return 0;
+    } else {
       std::fprintf(stderr, "fake-worker: unknown argument %s\n", a.c_str());
       return 2;
     }

@@ -27,7 +27,9 @@ TEST(Torchrun, TwoRanksUnderTorchrun) {
   std::map<std::int64_t, double> by_step;
   for (const auto& s : steps) {
     const std::int64_t k = s["step"];
-    if (by_step.count(k)) EXPECT_EQ(by_step[k], s["global_loss"].get<double>());
+    if (by_step.count(k)) {
+      EXPECT_EQ(by_step[k], s["global_loss"].get<double>());
+    }
     by_step[k] = s["global_loss"];
   }
   EXPECT_EQ(steps.front()["samples"], 8);

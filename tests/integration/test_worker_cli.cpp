@@ -65,8 +65,9 @@ TEST(WorkerCli, RejectsBadInputWithOneLineAndExitTwo) {
     const std::string& err = r.stderr_text[0];
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << args << "\n" << err;
     // Only failures found after start-up (device) may have opened the metrics file.
-    if (row.args[0] != "--device" && row.args[0] != "--resume")
+    if (row.args[0] != "--device" && row.args[0] != "--resume") {
       EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.jsonl")) << args;
+    }
     std::filesystem::remove(dir + "/metrics.jsonl");
   }
 }

@@ -154,6 +154,37 @@ class TestHeadless : public QObject {
     QVERIFY(!runsDirExists());
   }
 
+  void cudaRunsThisMachineCannotHoldExitTwoAndWriteNothing_data() {
+    QTest::addColumn<QString>("gpus");
+    QTest::addColumn<QString>("nproc");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no GPU") << "0"
+                            << "1"
+                            << "invalid --device 'cuda': this machine has no CUDA GPU";
+    QTest::newRow("too few") << "2"
+                             << "3"
+                             << "invalid --nproc '3': this machine has 2 GPU(s) and a CUDA run "
+                                "uses one GPU per rank";
+  }
+  void cudaRunsThisMachineCannotHoldExitTwoAndWriteNothing() {
+    QFETCH(QString, gpus);
+    QFETCH(QString, nproc);
+    QFETCH(QString, message);
+    const Result r = run({"--device", "cuda", "--nproc", nproc}, {{"FAKE_GPUS", gpus}});
+    QCOMPARE(r.code, 2);
+    const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1);
+    QVERIFY2(lines[0].contains(message), qPrintable(lines[0]));
+    QVERIFY(!runsDirExists());
+  }
+
+  void cudaRunThatFitsStarts() {
+    const Result r =
+        run({"--device", "cuda", "--nproc", "2"}, {{"FAKE_GPUS", "2"}, {"FAKE_STEPS", "5"}});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(pidsIn(r.err).size(), 2);
+  }
+
   void badConfigFileExitsTwo() {
     QFile cfg(data->filePath(QStringLiteral("run.json")));
     QVERIFY(cfg.open(QIODevice::WriteOnly));

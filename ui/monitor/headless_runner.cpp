@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "device_probe.h"
 #include "metrics_store.h"
 #include "progress_text.h"
 #include "run_controller.h"
@@ -122,6 +123,15 @@ int runController(const RunSpec& spec) {
                      if (RunController::isTerminal(s)) QCoreApplication::exit(0);
                    });
 
+  // A CUDA run this machine cannot hold is bad input: say so before anything is spawned or
+  // written. (If the probe itself fails, the ranks report the problem as they start.)
+  if (spec.device == "cuda") {
+    const QString shortage = cudaShortage(spec, probeDevicesNow(controller.workerProgram(), 60000));
+    if (!shortage.isEmpty()) {
+      err(shortage);
+      return 2;
+    }
+  }
   QString error;
   if (!controller.start(spec, &error)) {
     err(error);

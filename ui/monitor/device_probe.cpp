@@ -31,6 +31,42 @@ ProbeResult parseProbe(const QByteArray& output) {
   return r;
 }
 
+ProbeResult probeDevicesNow(const QString& program, int timeoutMs) {
+  QProcess p;
+  p.start(program, {QStringLiteral("--probe")});
+  ProbeResult r;
+  r.status = ProbeResult::Status::Failed;
+  if (!p.waitForStarted(timeoutMs)) {
+    r.error = QStringLiteral("cannot run %1: %2").arg(program, p.errorString());
+    return r;
+  }
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished();
+    r.error = QStringLiteral("the probe did not answer in time");
+    return r;
+  }
+  if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+    r.error = QStringLiteral("the probe exited with code %1").arg(p.exitCode());
+    return r;
+  }
+  return parseProbe(p.readAllStandardOutput());
+}
+
+QString cudaShortage(const RunSpec& spec, const ProbeResult& probe) {
+  if (spec.device != "cuda" || probe.status != ProbeResult::Status::Ok) return {};
+  if (!probe.cudaAvailable || probe.deviceCount == 0)
+    return QStringLiteral(
+        "invalid --device 'cuda': this machine has no CUDA GPU (use --device cpu)");
+  if (spec.nproc > probe.deviceCount)
+    return QStringLiteral(
+               "invalid --nproc '%1': this machine has %2 GPU(s) and a CUDA run uses "
+               "one GPU per rank")
+        .arg(spec.nproc)
+        .arg(probe.deviceCount);
+  return {};
+}
+
 DeviceProbe::DeviceProbe(QObject* parent) : QObject(parent) {}
 
 DeviceProbe::~DeviceProbe() {

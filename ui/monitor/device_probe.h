@@ -1,12 +1,15 @@
-// Asks the worker which devices this machine offers (`ddpdesk-worker --probe`, one JSON line)
-// without blocking the GUI thread: the process runs asynchronously and the result arrives as a
-// signal. The form uses it to bound the GPU count.
+// Asks the worker which devices this machine offers (`ddpdesk-worker --probe`, one JSON line).
+// The GUI's form uses DeviceProbe, which never blocks the GUI thread, to bound the GPU count;
+// headless runs ask once, synchronously, before a CUDA run is launched (probeDevicesNow).
+// Widget-free: part of the monitor core.
 #pragma once
 
 #include <QByteArray>
 #include <QObject>
 #include <QString>
 #include <QStringList>
+
+#include "run_spec.h"
 
 class QProcess;
 
@@ -26,6 +29,13 @@ struct ProbeResult {
 
 // Parses the worker's probe output (the last JSON object line of stdout).
 ProbeResult parseProbe(const QByteArray& output);
+
+// Runs `program --probe` and waits for it (at most timeoutMs).
+ProbeResult probeDevicesNow(const QString& program, int timeoutMs = 30000);
+
+// For a CUDA spec: why this machine cannot run it (no GPU, or fewer GPUs than ranks: one GPU per
+// rank), as a one-line input error naming the field; empty when it can, or for CPU specs.
+QString cudaShortage(const RunSpec& spec, const ProbeResult& probe);
 
 class DeviceProbe : public QObject {
   Q_OBJECT
