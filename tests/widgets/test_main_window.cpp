@@ -171,14 +171,14 @@ class TestMainWindow : public QObject {
     QVERIFY(h->model()->rowOf(first) >= 0);
     QVERIFY(h->model()->rowOf(second) >= 0);
     w->openRuns({first});
-    QVERIFY(!w->charts()->showingLive());
+    QTRY_VERIFY(!w->charts()->showingLive());  // once the file is read, on a worker thread
     QCOMPARE(w->charts()->sources().size(), std::size_t(1));
     QVERIFY(w->charts()->sources().front().store != w->controller()->store());
     QCOMPARE(qint64(w->charts()->sources().front().store->global().size()), stoppedAt);
     w->openRuns({first, second});
     // Each run's global loss; validation points only for the one that reached an epoch's end.
     const QString a = QFileInfo(first).fileName(), b = QFileInfo(second).fileName();
-    QCOMPARE(w->charts()->lossChart()->curveNames(), (QStringList{a, b, b + " (val.)"}));
+    QTRY_COMPARE(w->charts()->lossChart()->curveNames(), (QStringList{a, b, b + " (val.)"}));
     w->showLiveRun();
     QVERIFY(w->charts()->showingLive());
 

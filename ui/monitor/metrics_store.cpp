@@ -225,22 +225,31 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
     r.error = QStringLiteral("cannot read %1: %2").arg(path, f.errorString());
     return r;
   }
-  const QByteArray all = f.readAll();
-  const char* p = all.constData();
-  const char* end = p + all.size();
-  while (p < end) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-    std::string_view line(p, (nl ? nl : end) - p);
-    p = nl ? nl + 1 : end;
-    if (line.empty() || line == "\r") continue;
+  // In blocks, not readAll(): a run of millions of steps is a file of gigabytes.
+  QByteArray buf;
+  auto decodeLine = [&](std::string_view line) {
+    if (line.empty() || line == "\r") return;
     wire::Decoded d = wire::decode(line);
     if (!d.message) {
       ++r.malformed;
-      continue;
+      return;
     }
     into.apply(*d.message, 0);
     ++r.messages;
+  };
+  for (;;) {
+    const QByteArray block = f.read(8 << 20);
+    if (block.isEmpty()) break;
+    buf += block;
+    const char* p = buf.constData();
+    const char* end = p + buf.size();
+    while (const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p))) {
+      decodeLine(std::string_view(p, nl - p));
+      p = nl + 1;
+    }
+    buf.remove(0, p - buf.constData());  // the unfinished last line waits for the next block
   }
+  decodeLine(std::string_view(buf.constData(), buf.size()));  // a last line without newline
   r.ok = true;
   return r;
 }

@@ -89,18 +89,32 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
 
 void ChartsPanel::setSources(const ChartSources& sources, bool live) {
   live_ = live;
+  opening_.clear();
   loss_->setSources(sources);
   throughput_->setSources(sources);
+  backToLive_->setVisible(!live);
+  csv_->setEnabled(sources.size() == 1);
+  updateShowing();
+}
+
+void ChartsPanel::setOpening(const QStringList& labels) {
+  opening_ = labels;
+  updateShowing();
+}
+
+void ChartsPanel::updateShowing() {
+  if (!opening_.isEmpty()) {
+    showing_->setText(tr("Opening: <b>%1</b>…").arg(opening_.join(", ").toHtmlEscaped()));
+    return;
+  }
   QStringList labels;
-  for (const ChartSource& s : sources) labels << s.label;
-  if (live)
-    showing_->setText(sources.empty()
+  for (const ChartSource& s : sources()) labels << s.label;
+  if (live_)
+    showing_->setText(labels.empty()
                           ? tr("No run yet")
                           : tr("Live run: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
   else
     showing_->setText(tr("Viewing: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
-  backToLive_->setVisible(!live);
-  csv_->setEnabled(sources.size() == 1);
 }
 
 const ChartSources& ChartsPanel::sources() const {

@@ -3,6 +3,7 @@
 // opened from the history (with a way back to the live run).
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 
 #include "chart_sources.h"
@@ -27,6 +28,9 @@ class ChartsPanel : public QWidget {
   void setSources(const ChartSources& sources, bool live);
   const ChartSources& sources() const;
   bool showingLive() const { return live_; }
+  // Runs being read from the history (RunOpener): named in the line above the charts until
+  // setSources() or an empty list.
+  void setOpening(const QStringList& labels);
 
   void setXAxis(XAxis axis);
   XAxis xAxis() const;
@@ -47,6 +51,8 @@ class ChartsPanel : public QWidget {
   void message(const QString& text);
 
  private:
+  void updateShowing();
+
   LossChart* loss_;
   ThroughputChart* throughput_;
   QComboBox* xAxis_;
@@ -56,6 +62,7 @@ class ChartsPanel : public QWidget {
   QPushButton* backToLive_;
   QPushButton* csv_;
   bool live_ = true;
+  QStringList opening_;
 };
 
 }  // namespace ddpdesk

@@ -33,6 +33,7 @@
 #include "run_directory.h"
 #include "run_form.h"
 #include "run_history.h"
+#include "run_opener.h"
 #include "spec_settings.h"
 #include "throughput_chart.h"
 
@@ -59,6 +60,7 @@ MainWindow::MainWindow(QWidget* parent)
   rankModel_ = new RankTableModel(this);
   log_ = new LogView(this);
   history_ = new HistoryPanel(this);
+  opener_ = new RunOpener(this);
 
   rankView_ = new QTableView(this);
   rankView_->setModel(rankModel_);
@@ -110,6 +112,14 @@ MainWindow::MainWindow(QWidget* parent)
   connect(charts_, &ChartsPanel::message, this, &MainWindow::status);
   connect(charts_, &ChartsPanel::backToLiveRequested, this, &MainWindow::showLiveRun);
   connect(history_, &HistoryPanel::openRequested, this, &MainWindow::openRuns);
+  connect(opener_, &RunOpener::opening, charts_, &ChartsPanel::setOpening);
+  connect(opener_, &RunOpener::problems, this, &MainWindow::status);
+  connect(opener_, &RunOpener::opened, this, [this](const ChartSources& sources) {
+    if (sources.empty())
+      charts_->setOpening({});
+    else
+      charts_->setSources(sources, false);
+  });
   connect(history_, &HistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
   connect(probe_, &DeviceProbe::finished, form_, &RunForm::setProbeResult);
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
@@ -269,6 +279,7 @@ void MainWindow::stopRun() {
 }
 
 void MainWindow::showLiveRun() {
+  opener_->cancel();
   if (controller_->runDirectory().isEmpty()) {
     charts_->setSources({}, true);
     return;
@@ -278,31 +289,8 @@ void MainWindow::showLiveRun() {
 }
 
 void MainWindow::openRuns(const QStringList& paths) {
-  ChartSources sources;
-  std::vector<std::unique_ptr<MetricsStore>> stores;
-  QStringList problems;
-  for (const QString& path : paths) {
-    const QString label = QFileInfo(path).fileName();
-    // The live run is read from memory: its file is still being written.
-    if (controller_->isActive() &&
-        QDir(path).absolutePath() == QDir(controller_->runDirectory()).absolutePath()) {
-      sources.push_back({label, controller_->store()});
-      continue;
-    }
-    auto store = std::make_unique<MetricsStore>();
-    const auto r = store->loadJsonl(RunDirectory::metricsPath(path));
-    if (!r.ok) {
-      problems << r.error;
-      continue;
-    }
-    sources.push_back({label, store.get()});
-    stores.push_back(std::move(store));
-  }
-  if (!problems.isEmpty()) status(problems.join(QStringLiteral("; ")));
-  if (sources.empty()) return;
-  charts_->setSources({}, false);  // drop pointers into the stores about to be replaced
-  viewed_ = std::move(stores);
-  charts_->setSources(sources, false);
+  opener_->open(paths, controller_->isActive() ? controller_->runDirectory() : QString(),
+                controller_->store());
 }
 
 void MainWindow::copyTorchrunCommand() {

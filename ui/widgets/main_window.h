@@ -32,6 +32,7 @@ class MetricsStore;
 class RankTableModel;
 class RunControls;
 class RunForm;
+class RunOpener;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -98,7 +99,7 @@ class MainWindow : public QMainWindow {
   QAction* start_;
   QAction* stop_;
   QTimer refresh_;
-  std::vector<std::unique_ptr<MetricsStore>> viewed_;  // runs opened from the history
+  RunOpener* opener_;  // runs opened from the history
   std::function<bool()> askClose_;
   std::function<void(const QString&)> showError_;
   bool closeAfterStop_ = false;
