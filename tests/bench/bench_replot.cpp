@@ -7,21 +7,32 @@
 //     Three runs: from an empty chart; on top of the 8 x 1,000,000 points; and from an empty
 //     chart with a line of rank output per message (the fake worker's chattiness; the real
 //     worker writes a line per epoch).
+//  3. GUI-thread stalls (the same timer's lateness) while the charts panel loads 8 x 1,000,000
+//     points at once: switching the x axis (curves rebuilt on a worker thread; and, to compare,
+//     on the GUI thread as before), and opening such a run from the history (its metrics.jsonl
+//     read on a worker thread, then the curves built). Target: < 50 ms, like streaming.
 // Runs on any Qt platform; `QT_QPA_PLATFORM=offscreen bench_replot` on a machine without display.
 // Usage: bench_replot [points_per_rank=1000000] [stream_seconds=10] [messages_per_s=10000]
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileInfo>
 #include <QSplitter>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +46,8 @@
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "rank_table.h"
+#include "run_directory.h"
+#include "run_opener.h"
 #include "throughput_chart.h"
 #include "wire.h"
 
@@ -127,6 +140,50 @@ struct LivePanel {
     charts->setSources({{"bench", &store}}, true);
   }
 };
+
+bool panelLoading(const ChartsPanel& p) {
+  return p.lossChart()->isLoading() || p.throughputChart()->isLoading();
+}
+
+// Runs the event loop until `done()` holds or `timeoutS` passed, and waits for the redraws after.
+void waitUntil(const std::function<bool()>& done, double timeoutS = 600) {
+  QElapsedTimer t;
+  t.start();
+  while (!done() && t.elapsed() < timeoutS * 1000)
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+}
+
+// The lateness of a 5 ms timer on the GUI thread from calling `start()` (inside the event loop)
+// until `done()` holds; `seconds` gets how long that took.
+Stats measureStall(const std::function<void()>& start, const std::function<bool()>& done,
+                   double* seconds) {
+  std::vector<double> late;
+  QEventLoop loop;
+  QElapsedTimer clock;
+  qint64 last = 0;
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  tick.setInterval(5);
+  QObject::connect(&tick, &QTimer::timeout, [&] {
+    const qint64 now = clock.nsecsElapsed();
+    late.push_back(std::max(0.0, double(now - last) * 1e-6 - 5.0));
+    last = now;
+    if (done()) loop.quit();
+  });
+  QTimer::singleShot(0, [&] {
+    clock.start();
+    tick.start();
+    start();
+  });
+  loop.exec();
+  *seconds = double(clock.nsecsElapsed()) * 1e-9;
+  return stats(late);
+}
+
+void printStall(const char* what, const Stats& s, double seconds) {
+  std::printf("  %-44s %5.2f s; timer lateness max %7.1f ms, p99 %5.1f ms %s\n", what, seconds,
+              s.max, s.p99, s.max < 50 ? "(< 50 ms: met)" : "(>= 50 ms: NOT met)");
+}
 
 // Streams `rate` messages/s in total from 8 writer threads for `seconds`; returns the lateness
 // of a 5 ms timer on the GUI thread meanwhile.
@@ -230,7 +287,8 @@ int main(int argc, char** argv) {
     chart.setSmoothing(0.6);
     t.restart();
     chart.setSources({{"bench", &big}});
-    std::printf("  first feed of every point (raw + smoothed): %.0f ms\n",
+    waitUntil([&] { return !chart.isLoading(); });
+    std::printf("  first build of every curve (raw + smoothed, on a worker thread): %.0f ms\n",
                 double(t.nsecsElapsed()) * 1e-6);
     Stats s = timeReplots(chart.plot(), 20);
     printReplot("replot, smoothing 0.6 (raw faint + smoothed)", s);
@@ -264,9 +322,84 @@ int main(int argc, char** argv) {
     printReplot("live update (64 new points) + replot", stats(ms));
   }
 
+  // --- 3. GUI-thread stalls while loading 8 x 1M points ---------------------------------------
+  std::printf(
+      "bench_replot: GUI-thread stalls, charts panel (loss + throughput), %d x %ld points\n",
+      kRanks, perRank);
+  {
+    ChartsPanel panel;
+    panel.resize(1400, 1000);
+    panel.show();
+    QApplication::processEvents();
+    double secs = 0;
+    Stats s = measureStall(
+        [&] {
+          panel.setSources({{"bench", &big}}, true);
+        },
+        [&] { return !panelLoading(panel); }, &secs);
+    printStall("showing the store (curves on a worker):", s, secs);
+    s = measureStall([&] { panel.setXAxis(XAxis::Samples); }, [&] { return !panelLoading(panel); },
+                     &secs);
+    printStall("x axis -> samples (curves on a worker):", s, secs);
+    const bool stallOk = s.max < 50;
+    ok = ok && stallOk;
+    // As it was: every curve rebuilt on the GUI thread.
+    for (SeriesChart* c : {static_cast<SeriesChart*>(panel.lossChart()),
+                           static_cast<SeriesChart*>(panel.throughputChart())})
+      c->setAsyncThreshold(std::numeric_limits<std::size_t>::max());
+    s = measureStall([&] { panel.setXAxis(XAxis::WallTime); }, [&] { return !panelLoading(panel); },
+                     &secs);
+    printStall("x axis -> wall time (on the GUI thread):", s, secs);
+  }
+  {
+    QTemporaryDir dir;
+    const QString runDir = dir.filePath(QStringLiteral("bench-run"));
+    QDir().mkpath(runDir);
+    t.restart();
+    {
+      QFile f(RunDirectory::metricsPath(runDir));
+      if (!f.open(QIODevice::WriteOnly)) return 1;
+      std::string out;
+      for (int r = 0; r < kRanks; ++r)
+        out += wire::encode(wire::Hello{wire::kVersion, "", r, kRanks, 1000 + r, "bench", "cpu"}) +
+               "\n";
+      for (long i = 1; i <= perRank; ++i) {
+        for (int r = 0; r < kRanks; ++r) out += wire::encode(makeStep(r, i)) + "\n";
+        if (out.size() > (8u << 20)) {
+          f.write(out.data(), qint64(out.size()));
+          out.clear();
+        }
+      }
+      f.write(out.data(), qint64(out.size()));
+    }
+    std::printf("  wrote a %d x %ld metrics.jsonl (%.0f MB) in %.1f s\n", kRanks, perRank,
+                double(QFileInfo(RunDirectory::metricsPath(runDir)).size()) / 1e6,
+                double(t.nsecsElapsed()) * 1e-9);
+    ChartsPanel panel;
+    panel.resize(1400, 1000);
+    panel.show();
+    QApplication::processEvents();
+    RunOpener opener;
+    bool opened = false;
+    QObject::connect(&opener, &RunOpener::opened, [&](const ChartSources& sources) {
+      panel.setSources(sources, false);
+      opened = true;
+    });
+    double secs = 0;
+    const Stats s = measureStall([&] { opener.open({runDir}, QString(), nullptr); },
+                                 [&] { return opened && !panelLoading(panel); }, &secs);
+    printStall("opening the run from the history:", s, secs);
+    ok = ok && s.max < 50;
+    const bool all = panel.lossChart()->curve("rank 7") &&
+                     panel.lossChart()->curve("rank 7")->size() == int(perRank);
+    std::printf("  every point loaded and drawn: %s\n", all ? "yes" : "NO");
+    ok = ok && all;
+  }
+
   // --- 2. event-loop latency while streaming ----------------------------------------------
   auto stream = [&](MetricsStore& store, long startStep, bool logLines, const char* what) {
     LivePanel panel(store);
+    waitUntil([&] { return !panelLoading(*panel.charts); });  // curves built, as in a live run
     QApplication::processEvents();
     long received = 0;
     const Stats s = streamAndMeasure(store, panel, startStep, seconds, rate, logLines, &received);

@@ -27,6 +27,14 @@ QThreadPool* rebuildPool() {
   return pool;
 }
 
+// Frees curves' points on the rebuild thread: returning a gigabyte of them to the system took
+// the GUI thread tens of milliseconds.
+void freeElsewhere(std::vector<CurveData>&& data) {
+  if (data.empty()) return;
+  auto doomed = std::make_shared<std::vector<CurveData>>(std::move(data));
+  rebuildPool()->start([doomed]() mutable { doomed.reset(); });
+}
+
 }  // namespace
 
 struct SeriesChart::Curve {
@@ -191,6 +199,9 @@ void SeriesChart::setSources(const ChartSources& sources) {
         needsRebuild_ = true;
       });
   cancelRebuild();
+  std::vector<CurveData> old;
+  for (auto& c : curves_) old.push_back(c->graph->take());
+  freeElsewhere(std::move(old));
   curves_.clear();
   state_.assign(sources_.size(), SourceState());
   following_ = true;
@@ -258,10 +269,12 @@ void SeriesChart::rebuild() {
     const XColumns cols{&g.step, &g.samples, &g.time};
     job.sources.push_back({g.step.view(), cols.pick(xAxis_).prefix(g.size())});
   }
+  std::vector<CurveData> old;
   for (auto& c : curves_) {
-    c->graph->clear();
+    old.push_back(c->graph->take());
     job.curves.push_back(curveJob(*c));
   }
+  freeElsewhere(std::move(old));
   if (job.points() <= asyncThreshold_) {
     adopt(rebuildCurves(job), revisions);
     return;

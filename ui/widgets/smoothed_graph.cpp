@@ -99,6 +99,12 @@ void SmoothedGraph::clear() {
   shown_ = Shown();
 }
 
+CurveData SmoothedGraph::take() {
+  CurveData out = std::move(data_);
+  clear();
+  return out;
+}
+
 void SmoothedGraph::setSmoothing(double weight) {
   if (!smooth_) return;
   weight_ = std::clamp(weight, 0.0, 0.999);
