@@ -237,10 +237,14 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
     into.apply(*d.message, 0);
     ++r.messages;
   };
+  constexpr qint64 kBlock = 8 << 20;
   for (;;) {
-    const QByteArray block = f.read(8 << 20);
-    if (block.isEmpty()) break;
-    buf += block;
+    // Into the same buffer each time: a fresh 8 MiB block per read is an mmap and munmap each.
+    const qint64 kept = buf.size();
+    buf.resize(kept + kBlock);
+    const qint64 got = f.read(buf.data() + kept, kBlock);
+    buf.resize(kept + std::max<qint64>(got, 0));
+    if (got <= 0) break;
     const char* p = buf.constData();
     const char* end = p + buf.size();
     while (const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p))) {
