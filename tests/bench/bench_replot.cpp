@@ -293,10 +293,12 @@ int main(int argc, char** argv) {
     Stats s = timeReplots(chart.plot(), 20);
     printReplot("replot, smoothing 0.6 (raw faint + smoothed)", s);
     ok = ok && s.median < 30;
-    chart.setSmoothing(0);
+    chart.setSmoothing(0);  // with this many points, rebuilt on the worker thread
+    waitUntil([&] { return !chart.isLoading(); });
     s = timeReplots(chart.plot(), 20);
     printReplot("replot, smoothing off", s);
     chart.setSmoothing(0.6);
+    waitUntil([&] { return !chart.isLoading(); });
     chart.setLogY(true);
     s = timeReplots(chart.plot(), 20);
     printReplot("replot, smoothing 0.6, log y", s);
@@ -370,6 +372,8 @@ int main(int argc, char** argv) {
     printStall("x axis -> samples (curves on a worker):", s, secs);
     const bool stallOk = s.max < 50;
     ok = ok && stallOk;
+    s = measureStall([&] { panel.setSmoothing(0.3); }, [&] { return !panelLoading(panel); }, &secs);
+    printStall("smoothing 0.6 -> 0.3 (curves on a worker):", s, secs);
     // As it was: every curve rebuilt on the GUI thread.
     for (SeriesChart* c : {static_cast<SeriesChart*>(panel.lossChart()),
                            static_cast<SeriesChart*>(panel.throughputChart())})

@@ -10,6 +10,7 @@
 
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "smoothing.h"
 #include "throughput_chart.h"
 
 using namespace ddpdesk;
@@ -159,6 +160,28 @@ class TestCharts : public QObject {
     QCOMPARE(chart.curve("global")->size(), n);
     QCOMPARE(keys(chart.curve(LossChart::evalCurveName())),
              (std::vector<double>{1000.0 * 32, 3050.0 * 32}));
+  }
+
+  // With many points, a new smoothing weight is applied by a rebuild on the worker thread: the
+  // smoothed curves then hold the debiased EMA with the new weight, of every point once.
+  void smoothingChangeOfABigChartRebuildsOnAWorker() {
+    MetricsStore store;
+    run(store, 1, 2000);
+    LossChart chart;
+    chart.setSmoothing(0.6);
+    chart.setSources({{"run", &store}});
+    chart.setAsyncThreshold(0);
+    chart.setSmoothing(0.9);
+    QVERIFY(chart.isLoading());
+    QTRY_VERIFY(!chart.isLoading());
+    const SmoothedGraph* g = chart.curve("global");
+    QCOMPARE(g->size(), 2000);
+    std::vector<double> raw;
+    for (int i = 0; i < 2000; ++i) raw.push_back(value(g, i));
+    const std::vector<double> expected = debiasedEma(raw, 0.9);
+    QCOMPARE(g->smoothedSeries().size(), std::size_t(2000));
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      QCOMPARE(g->smoothedSeries().value(i), expected[i]);
   }
 
   // A store cleared while its curves are being rebuilt: the stale result is dropped.

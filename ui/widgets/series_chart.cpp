@@ -221,11 +221,16 @@ void SeriesChart::setXAxis(XAxis axis) {
 
 void SeriesChart::setSmoothing(double weight) {
   smoothing_ = std::clamp(weight, 0.0, 0.999);
-  if (rebuilding_) {  // the running build smooths with the old weight: start again
+  std::size_t points = 0;
+  for (const auto& c : curves_) points += std::size_t(c->graph->size());
+  // Smoothing millions of points again takes the GUI thread a second: that is a rebuild's work,
+  // on the worker thread. A running build smooths with the old weight: it starts again too.
+  const bool elsewhere = rebuilding_ || points > asyncThreshold_;
+  for (auto& c : curves_) c->graph->setSmoothing(smoothing_, !elsewhere);
+  if (elsewhere) {
     cancelRebuild();
     needsRebuild_ = true;
   }
-  for (auto& c : curves_) c->graph->setSmoothing(smoothing_);
   needsReplot_ = true;
   sync();
 }

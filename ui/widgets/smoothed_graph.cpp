@@ -105,12 +105,12 @@ CurveData SmoothedGraph::take() {
   return out;
 }
 
-void SmoothedGraph::setSmoothing(double weight) {
+void SmoothedGraph::setSmoothing(double weight, bool recompute) {
   if (!smooth_) return;
   weight_ = std::clamp(weight, 0.0, 0.999);
   applyPens();
-  data_.setSmoothing(weight_);  // at 0 the raw graph is drawn in full colour instead
-  shown_ = Shown();             // the next refresh hands the graphs the new curve
+  if (recompute) data_.setSmoothing(weight_);  // at 0 the raw graph is drawn in full colour
+  shown_ = Shown();                            // the next refresh hands the graphs the new curve
 }
 
 void SmoothedGraph::setVisible(bool visible) {

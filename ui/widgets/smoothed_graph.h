@@ -46,7 +46,9 @@ class SmoothedGraph {
   // milliseconds of returning memory to the system: a chart lets a worker thread do it).
   CurveData take();
   // Recomputes the smoothed graph from the raw points (O(n)); 0 switches smoothing off.
-  void setSmoothing(double weight);
+  // `recompute` false: only the weight and the pens change, for a caller that rebuilds the
+  // points itself (on a worker thread) and hands them over with adopt().
+  void setSmoothing(double weight, bool recompute = true);
   void setVisible(bool visible);
   bool isVisible() const { return visible_; }
 
