@@ -102,6 +102,32 @@ class TestExitRecord : public QObject {
     QVERIFY(!read_exit_record(dir.filePath(QStringLiteral("absent.json")).toStdString()));
   }
 
+  // The example in docs/wire-format.md is a record this code reads.
+  void documentedExampleReads() {
+    QFile doc(QStringLiteral(DDPDESK_WIRE_DOC));
+    QVERIFY2(doc.open(QIODevice::ReadOnly), DDPDESK_WIRE_DOC);
+    QByteArray example;
+    bool inBlock = false;
+    for (const QByteArray& line : doc.readAll().split('\n')) {
+      if (line.startsWith("```")) {
+        inBlock = line == "```json exit-record";
+        continue;
+      }
+      if (inBlock) example += line;
+    }
+    QVERIFY(!example.isEmpty());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("rank-1.exit.json"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(example);
+    f.close();
+    const auto r = read_exit_record(path.toStdString());
+    QVERIFY(r);
+    QCOMPARE(r->outcome, std::string("stopped"));
+    QVERIFY(r->monitor_gone);
+  }
+
   void unwritableDirectorySaysWhy() {
     std::string error;
     QVERIFY(!write_exit_record("/nonexistent/run", sample(), &error));
