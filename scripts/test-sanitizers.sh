@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The Torch-free test suite (protocol, monitor, GUI, with the fake worker) built and run under
-# AddressSanitizer + UndefinedBehaviorSanitizer, in ./build-asan. The code that takes hostile
-# input (wire decoder, metrics server, RunSpec parser) lives there; the libFuzzer targets
-# (tests/fuzz) cover the decoder and parser under the same sanitizers.
+# The whole test suite — engine unit tests, integration tests with real worker processes, the
+# monitor, the GUI, the fuzz corpus — built and run under AddressSanitizer +
+# UndefinedBehaviorSanitizer, in ./build-asan. Debian's LibTorch itself is not instrumented; our
+# code around it (datasets, sampler, communicators, gradient sync, checkpoints, telemetry, the
+# wire decoder, metrics server and RunSpec parser that take hostile input) is. Every ddpdesk
+# process a test starts (workers included) inherits the options below: any report aborts it and
+# fails its test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DDPDESK_ASAN_BUILD_DIR:-build-asan}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
-gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-if [ ! -f "$dir/CMakeCache.txt" ]; then
-  cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
-    -DDDPDESK_ENGINE=OFF >/dev/null
-fi
+gen=()
+[ -f "$dir/CMakeCache.txt" ] || { command -v ninja >/dev/null && gen=(-G Ninja); }
+cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
+  -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON >/dev/null
 cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
-ctest --output-on-failure --timeout 600 -E fuzz_smoke "$@"
+ctest --output-on-failure --timeout 900 -E fuzz_smoke "$@"
