@@ -266,7 +266,13 @@ class TestRunController : public QObject {
     QCOMPARE(status->state, QStringLiteral("Failed"));
   }
 
+  void resumeContinuesInTheSameDirectory_data() {
+    QTest::addColumn<qint64>("asyncLoadBytes");
+    QTest::newRow("history loaded before the ranks start") << (qint64(1) << 30);
+    QTest::newRow("history loaded on a worker thread") << qint64(0);
+  }
   void resumeContinuesInTheSameDirectory() {
+    QFETCH(qint64, asyncLoadBytes);
     make({{"FAKE_STEPS", "400"}, {"FAKE_STEP_MS", "5"}});
     QVERIFY(c->start(fakeSpec(2)));
     QVERIFY(waitForSteps(5));
@@ -278,10 +284,14 @@ class TestRunController : public QObject {
 
     RunSpec again = fakeSpec(2);
     again.resume = dir.toStdString();
+    c->setAsyncLoadThreshold(asyncLoadBytes);
     QVERIFY(c->start(again));
+    QCOMPARE(c->store()->isLoading(), asyncLoadBytes == 0);
     QCOMPARE(c->runDirectory(), dir);
     QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Finished, kRunTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!c->store()->isLoading(), kRunTimeout);
     QVERIFY(allGone(c->pids()));
+    QCOMPARE(c->store()->rankCount(), 2);
     // History first, then the continuation from the checkpoint. The fake's ranks stop on their
     // own steps (the real worker agrees on one), so the continuation may overlap the history
     // by a few steps; together they cover every step.

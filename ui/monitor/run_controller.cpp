@@ -67,6 +67,8 @@ RunController::RunController(QObject* parent)
   connect(server_, &MetricsServer::allDisconnected, this, [this] {
     if (draining_) finalize();
   });
+  // A resumed run's history loaded in the background carries the old run's world size.
+  connect(store_, &MetricsStore::loaded, this, [this] { store_->setWorld(spec_.nproc); });
   // Everything worth a warning is also kept in the run's monitor.log.
   connect(this, &RunController::warning, this, [this](const QString& w) {
     if (dir_) dir_->logEvent(QStringLiteral("warning: ") + w);
@@ -196,7 +198,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   QString err;
   if (!dir->create(spec, &err)) return fail(err);
   spec.run_dir = dir->path().toStdString();
-  const bool continuing = QFileInfo(RunDirectory::metricsPath(dir->path())).size() > 0;
+  const qint64 history = QFileInfo(RunDirectory::metricsPath(dir->path())).size();
   if (!dir->writeSpec(spec, &err)) return fail(err);
   dir->forgetEnding();
   const quint16 port = freePort();
@@ -226,8 +228,13 @@ bool RunController::start(const RunSpec& given, QString* error) {
   started_at_ = QDateTime::currentDateTime();
   ended_at_ = QDateTime();
   store_->clear();
-  if (continuing) store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
   store_->setWorld(world);
+  if (history > async_load_bytes_) {
+    store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
+  } else if (history > 0) {
+    store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
+    store_->setWorld(world);
+  }
   setState(State::Starting);
 
   QStringList args = {QStringLiteral("--config"), RunDirectory::specPath(run_dir_path_),

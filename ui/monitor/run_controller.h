@@ -75,6 +75,10 @@ class RunController : public QObject {
   static QString defaultWorkerProgram();
   // Time between SIGTERM and SIGKILL, for user stops and for the survivors of a failure.
   void setGracePeriod(int ms) { grace_ms_ = ms; }
+  // A resumed run's earlier metrics.jsonl larger than this is loaded on a worker thread while the
+  // ranks start (MetricsStore::loadJsonlAsync; live messages are applied after the file's), so
+  // a huge run does not freeze the GUI; smaller ones load at once, before the ranks start.
+  void setAsyncLoadThreshold(qint64 bytes) { async_load_bytes_ = bytes; }
   int gracePeriod() const { return grace_ms_; }
   // Added to every rank's environment (after the system environment, before the run's own).
   void setExtraEnvironment(const QProcessEnvironment& env) { extra_env_ = env; }
@@ -142,6 +146,7 @@ class RunController : public QObject {
   State state_ = State::Idle;
   QString program_;
   int grace_ms_ = 30000;
+  qint64 async_load_bytes_ = 32 << 20;
   QProcessEnvironment extra_env_;
   RunSpec spec_;
   QString run_dir_path_;
