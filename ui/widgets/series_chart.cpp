@@ -5,53 +5,15 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
-#include <QThreadPool>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 #include <cmath>
 
-#include "curve_builder.h"
 #include "metrics_store.h"
+#include "series_chart_internal.h"
 
 namespace ddpdesk {
-namespace {
 
-// Chart rebuilds run here rather than in Qt's global pool: on a small machine one thread leaves
-// the GUI thread a core of its own, and two charts rebuilding take turns.
-QThreadPool* rebuildPool() {
-  static QThreadPool* pool = [] {
-    auto* p = new QThreadPool;  // leaked on purpose: outlives every chart, joins nothing at exit
-    p->setMaxThreadCount(std::max(1, QThread::idealThreadCount() / 2));
-    return p;
-  }();
-  return pool;
-}
-
-// Frees curves' points on the rebuild thread: returning a gigabyte of them to the system took
-// the GUI thread tens of milliseconds.
-void freeElsewhere(std::vector<CurveData>&& data) {
-  if (data.empty()) return;
-  auto doomed = std::make_shared<std::vector<CurveData>>(std::move(data));
-  rebuildPool()->start([doomed]() mutable { doomed.reset(); });
-}
-
-}  // namespace
-
-struct SeriesChart::Curve {
-  CurveDef def;
-  std::unique_ptr<SmoothedGraph> graph;
-  KeyMapper mapper;
-  std::size_t drawn = 0;  // points of the store's series already fed
-};
-
-// Per source: the revision last drawn, and the global series' keys in the current x mode (eval
-// points take their x from them).
-struct SeriesChart::SourceState {
-  quint64 revision = 0;
-  bool seen = false;
-  KeyMapper globalMapper;
-  std::vector<double> globalKeys;
-};
+using chart_detail::freeElsewhere;
 
 SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)) {
@@ -250,157 +212,6 @@ void SeriesChart::setLogY(bool log) {
   following_ = true;
   sync();
   Q_EMIT logYChanged(log);
-}
-
-// Every curve from the start: the columns' views as they are now go to rebuildCurves(), on a
-// worker thread when there are many points (the chart shows "Loading…" meanwhile), else here.
-// The result stands for the store revisions of the moment the views were taken; sync() then
-// feeds whatever arrived since from where each view ended.
-void SeriesChart::rebuild() {
-  cancelRebuild();
-  addNewCurves();  // the curves the layout has now, in order
-  needsRebuild_ = false;
-  RebuildJob job;
-  job.axis = xAxis_;
-  cancelled_ = job.cancelled;
-  std::vector<quint64> revisions;
-  for (const ChartSource& src : sources_) {
-    revisions.push_back(src.store ? src.store->revision() : 0);
-    if (!src.store) {
-      job.sources.emplace_back();
-      continue;
-    }
-    const GlobalSeries& g = src.store->global();
-    const XColumns cols{&g.step, &g.samples, &g.time};
-    job.sources.push_back({g.step.view(), cols.pick(xAxis_).prefix(g.size())});
-  }
-  std::vector<CurveData> old;
-  for (auto& c : curves_) {
-    old.push_back(c->graph->take());
-    job.curves.push_back(curveJob(*c));
-  }
-  freeElsewhere(std::move(old));
-  if (job.points() <= asyncThreshold_) {
-    adopt(rebuildCurves(job), revisions);
-    return;
-  }
-  rebuilding_ = true;
-  const quint64 generation = ++generation_;
-  updateLoading();
-  auto* watcher = new QFutureWatcher<RebuildResult>(this);
-  connect(watcher, &QFutureWatcher<RebuildResult>::finished, this,
-          [this, watcher, generation, revisions] {
-            watcher->deleteLater();
-            if (generation != generation_) return;  // cancelled: a newer rebuild is on its way
-            rebuilding_ = false;
-            adopt(watcher->future().takeResult(), revisions);
-            sync();
-          });
-  watcher->setFuture(
-      QtConcurrent::run(rebuildPool(), [job = std::move(job)] { return rebuildCurves(job); }));
-}
-
-RebuildJob::Curve SeriesChart::curveJob(const Curve& c) const {
-  RebuildJob::Curve j;
-  j.source = c.def.source;
-  j.weight = c.graph->weight();
-  const MetricsStore* store = sources_[c.def.source].store;
-  if (!store) return j;
-  if (c.def.kind == CurveDef::Kind::Eval) {
-    const EvalSeries& e = store->evals();
-    j.evals = true;
-    j.x = e.step.view();
-    j.y = (c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss).view();
-    return j;
-  }
-  Columns cols = columns(*store, c.def);
-  if (!cols.y) return j;
-  j.x = cols.x->prefix(cols.size);
-  j.y = cols.y->prefix(cols.size);
-  j.scale = cols.scale;
-  return j;
-}
-
-void SeriesChart::adopt(RebuildResult&& result, const std::vector<quint64>& revisions) {
-  for (std::size_t i = 0; i < state_.size() && i < result.sources.size(); ++i) {
-    SourceState& st = state_[i];
-    st.seen = sources_[i].store != nullptr;
-    st.revision = revisions[i];
-    st.globalMapper = result.sources[i].mapper;
-    st.globalKeys = std::move(result.sources[i].keys);
-  }
-  for (std::size_t k = 0; k < curves_.size() && k < result.curves.size(); ++k) {
-    Curve& c = *curves_[k];
-    RebuildResult::Curve& r = result.curves[k];
-    c.graph->adopt(std::move(r.data));
-    c.mapper = r.mapper;
-    c.drawn = r.drawn;
-  }
-  needsReplot_ = true;
-  updateLoading();
-}
-
-SeriesChart::Columns SeriesChart::columns(const MetricsStore& store, const CurveDef& def) const {
-  Columns out;
-  const bool rank = def.kind == CurveDef::Kind::Rank;
-  const StepSeries& rs = store.rankSeries(def.rank);
-  const GlobalSeries& gs = store.global();
-  const XColumns cols =
-      rank ? XColumns{&rs.step, &rs.samples, &rs.time} : XColumns{&gs.step, &gs.samples, &gs.time};
-  out.size = rank ? rs.size() : gs.size();
-  out.x = &cols.pick(xAxis_);
-  switch (def.value) {
-    case CurveDef::Value::Loss:
-      out.y = rank ? &rs.loss : &gs.loss;
-      break;
-    case CurveDef::Value::RankSamplesPerSec:
-      // Workers report the global rate; each rank's own share is that over the world size.
-      out.scale = 1.0 / std::max(1, store.rankCount());
-      [[fallthrough]];
-    case CurveDef::Value::SamplesPerSec:
-      out.y = rank ? &rs.samplesPerSec : &gs.samplesPerSec;
-      break;
-    default:
-      break;
-  }
-  return out;
-}
-
-void SeriesChart::updateGlobalKeys(int source) {
-  SourceState& st = state_[source];
-  const GlobalSeries& g = sources_[source].store->global();
-  if (st.globalKeys.size() > g.size()) {
-    st.globalKeys.clear();
-    st.globalMapper = KeyMapper(xAxis_);
-  }
-  if (st.globalKeys.empty()) st.globalMapper = KeyMapper(xAxis_);
-  const XColumns cols{&g.step, &g.samples, &g.time};
-  extendKeys(cols.pick(xAxis_), g.size(), st.globalMapper, st.globalKeys);
-}
-
-void SeriesChart::feed(Curve& c) {
-  const MetricsStore& store = *sources_[c.def.source].store;
-  std::vector<double> keys, values;
-  if (c.def.kind == CurveDef::Kind::Eval) {
-    const EvalSeries& e = store.evals();
-    const Column& y = c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss;
-    evalPoints(xAxis_, e.step, y, c.drawn, e.size(), store.global().step,
-               state_[c.def.source].globalKeys, keys, values);
-    c.drawn = e.size();
-  } else {
-    const Columns cols = columns(store, c.def);
-    if (!cols.y) return;
-    if (cols.size < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
-      needsRebuild_ = true;
-      return;
-    }
-    stepPoints(*cols.x, *cols.y, cols.scale, c.drawn, cols.size, c.mapper, keys, values);
-    c.drawn = cols.size;
-  }
-  if (!keys.empty()) {
-    c.graph->append(keys.data(), values.data(), keys.size());
-    needsReplot_ = true;
-  }
 }
 
 void SeriesChart::addNewCurves() {

@@ -1,0 +1,40 @@
+// What series_chart.cpp and series_chart_feed.cpp share: a chart's per-curve and per-source
+// state, and the thread that rebuilds and frees curves. Not for use outside SeriesChart.
+#pragma once
+
+#include <QThreadPool>
+#include <memory>
+#include <vector>
+
+#include "curve_builder.h"
+#include "series_chart.h"
+#include "smoothed_graph.h"
+
+namespace ddpdesk {
+
+struct SeriesChart::Curve {
+  CurveDef def;
+  std::unique_ptr<SmoothedGraph> graph;
+  KeyMapper mapper;
+  std::size_t drawn = 0;  // points of the store's series already fed
+};
+
+// Per source: the revision last drawn, and the global series' keys in the current x mode (eval
+// points take their x from them).
+struct SeriesChart::SourceState {
+  quint64 revision = 0;
+  bool seen = false;
+  KeyMapper globalMapper;
+  std::vector<double> globalKeys;
+};
+
+namespace chart_detail {
+// Chart rebuilds run here rather than in Qt's global pool: on a small machine one thread leaves
+// the GUI thread a core of its own, and two charts rebuilding take turns.
+QThreadPool* rebuildPool();
+// Frees curves' points on the rebuild thread: returning a gigabyte of them to the system took
+// the GUI thread tens of milliseconds.
+void freeElsewhere(std::vector<CurveData>&& data);
+}  // namespace chart_detail
+
+}  // namespace ddpdesk
