@@ -51,15 +51,30 @@ constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
         [](const RunSpec& s) { return check_range<std::int64_t>(s.member, lo, hi, "an integer"); } \
   }
 
+#define TEXT_FIELD(member, key, help)                                       \
+  Field {                                                                   \
+    key, Kind::Text, help, [](const RunSpec& s) { return json(s.member); }, \
+        [](RunSpec& s, const json& v) { s.member = v.get<std::string>(); }, \
+        [](const RunSpec&) { return std::string(); }                        \
+  }
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+std::string check_tensor_name(const std::string& name) {
+  return !name.empty() && name.size() <= 256 ? "" : "must be a tensor name of 1 to 256 characters";
+}
+
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
-      {"task", Kind::Text, "seed | fmnist-mlp | fmnist-cnn",
+      {"task", Kind::Text, "seed | fmnist-mlp | fmnist-cnn | script (your TorchScript model)",
        [](const RunSpec& s) { return json(s.task); },
        [](RunSpec& s, const json& v) { s.task = v.get<std::string>(); },
        [](const RunSpec& s) -> std::string {
-         for (const auto& t : known_tasks())
-           if (s.task == t) return {};
-         return "must be one of seed, fmnist-mlp, fmnist-cnn";
+         return find_task(s.task) ? "" : "must be one of " + join(known_tasks());
        }},
       {"device", Kind::Text, "cpu | cuda", [](const RunSpec& s) { return json(s.device); },
        [](RunSpec& s, const json& v) { s.device = v.get<std::string>(); },
@@ -112,6 +127,26 @@ const std::vector<Field>& fields() {
                     ? ""
                     : "must be at most 64 characters without '/'";
        }},
+      TEXT_FIELD(model, "model", "task script: TorchScript model file (torch.jit.script(m).save)"),
+      TEXT_FIELD(train_data, "train_data",
+                 "task script: training tensors (.safetensors or torch.save zip)"),
+      TEXT_FIELD(eval_data, "eval_data", "task script: validation tensors (optional)"),
+      {"loss", Kind::Text, "task script: cross_entropy | mse | bce | model (per_sample_loss)",
+       [](const RunSpec& s) { return json(s.loss); },
+       [](RunSpec& s, const json& v) { s.loss = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         for (const auto& l : known_losses())
+           if (s.loss == l) return {};
+         return "must be one of " + join(known_losses());
+       }},
+      {"input_name", Kind::Text, "task script: name of the input tensor in the data files",
+       [](const RunSpec& s) { return json(s.input_name); },
+       [](RunSpec& s, const json& v) { s.input_name = v.get<std::string>(); },
+       [](const RunSpec& s) { return check_tensor_name(s.input_name); }},
+      {"target_name", Kind::Text, "task script: name of the target tensor in the data files",
+       [](const RunSpec& s) { return json(s.target_name); },
+       [](RunSpec& s, const json& v) { s.target_name = v.get<std::string>(); },
+       [](const RunSpec& s) { return check_tensor_name(s.target_name); }},
   };
   return table;
 }
@@ -205,12 +240,50 @@ bool fits_member(const Field& f, const json& v) {
 
 std::int64_t RunSpec::resolved_dataset_size() const {
   if (dataset_size > 0) return dataset_size;
-  return task == "seed" ? 900 : 60000;
+  if (task == "seed") return 900;
+  if (task == "script") return 0;  // every sample of the data file
+  return 60000;
+}
+
+bool RunSpec::is_classification() const {
+  const TaskInfo* t = find_task(task);
+  if (t && t->user_files) return loss == "cross_entropy" || loss == "bce";
+  return t && t->classification;
+}
+
+const std::vector<TaskInfo>& task_catalog() {
+  static const std::vector<TaskInfo> tasks = {
+      {"seed", "the seed script's regression: variable-length samples, masked max", false, false},
+      {"fmnist-mlp", "Fashion-MNIST, 784-512-256-10 MLP", true, false},
+      {"fmnist-cnn", "Fashion-MNIST, two conv layers + two linear", true, false},
+      {"script", "your TorchScript model on your tensor data", false, true},
+  };
+  return tasks;
+}
+
+const TaskInfo* find_task(const std::string& name) {
+  for (const auto& t : task_catalog())
+    if (name == t.name) return &t;
+  return nullptr;
 }
 
 const std::vector<std::string>& known_tasks() {
-  static const std::vector<std::string> tasks = {"seed", "fmnist-mlp", "fmnist-cnn"};
-  return tasks;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& t : task_catalog()) v.push_back(t.name);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& known_losses() {
+  static const std::vector<std::string> losses = {"cross_entropy", "mse", "bce", "model"};
+  return losses;
+}
+
+bool is_user_task_field(const std::string& key) {
+  return key == "model" || key == "train_data" || key == "eval_data" || key == "loss" ||
+         key == "input_name" || key == "target_name";
 }
 
 std::string field_label(const std::string& key, Spelling spelling) {
@@ -245,6 +318,17 @@ std::vector<FieldError> validate(const RunSpec& spec) {
   if (out.empty() && spec.task == "seed" && spec.dataset_size > 1000000) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),
                    "must be at most 1000000 for the seed task"});
+  }
+  // The user's task needs its files named; whether they hold the right things is checked by the
+  // worker's dry run (it needs LibTorch to read them).
+  const TaskInfo* task = find_task(spec.task);
+  if (task && task->user_files) {
+    if (spec.model.empty())
+      out.push_back(
+          {"model", "", "is required with task script: a torch.jit.script(...).save() file"});
+    if (spec.train_data.empty())
+      out.push_back(
+          {"train_data", "", "is required with task script: a .safetensors or torch.save file"});
   }
   if (out.empty() && spec.dataset_size > 0 &&
       spec.dataset_size < static_cast<std::int64_t>(spec.nproc)) {

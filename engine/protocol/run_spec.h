@@ -13,7 +13,7 @@
 namespace ddpdesk {
 
 struct RunSpec {
-  std::string task = "seed";   // seed | fmnist-mlp | fmnist-cnn
+  std::string task = "seed";   // one of task_catalog(): seed | fmnist-mlp | fmnist-cnn | script
   std::string device = "cpu";  // cpu | cuda
   int nproc = 1;               // ranks on this machine (monitor / headless only)
   int batch_size = 4;          // per rank, per micro-step
@@ -32,11 +32,20 @@ struct RunSpec {
   int keep_checkpoints = 3;          // periodic checkpoints kept on disk
   double collective_timeout = 60.0;  // seconds a collective may wait for a peer
   std::string name;                  // free text label for the run (monitor only)
+  // The user's task (task "script"): a scripted TorchScript module and tensor data files
+  // (safetensors or torch.save zip), the loss, and the tensor names inside the data files.
+  std::string model;                   // torch.jit.script(...).save() file
+  std::string train_data;              // tensors keyed input_name / target_name
+  std::string eval_data;               // optional; empty = no validation
+  std::string loss = "cross_entropy";  // cross_entropy | mse | bce | model
+  std::string input_name = "inputs";
+  std::string target_name = "targets";
 
   std::int64_t effective_batch() const {
     return static_cast<std::int64_t>(nproc) * batch_size * accum_steps;
   }
-  bool is_classification() const { return task != "seed"; }
+  // Whether evaluation reports an accuracy (the task's or, for "script", the loss's kind).
+  bool is_classification() const;
   std::int64_t resolved_dataset_size() const;
 };
 
@@ -81,6 +90,21 @@ struct FieldInfo {
 };
 const std::vector<FieldInfo>& run_spec_fields();
 
-const std::vector<std::string>& known_tasks();
+// The one table of tasks: the RunSpec's check, the flags' help and the GUI's task list read it;
+// the engine maps each name to its implementation (and a test checks that every name has one).
+struct TaskInfo {
+  const char* name;
+  const char* description;
+  bool classification;  // reports accuracy (for "script": decided by the loss)
+  bool user_files;      // trains the user's model and data files (model, train_data, ...)
+};
+const std::vector<TaskInfo>& task_catalog();
+const TaskInfo* find_task(const std::string& name);
+const std::vector<std::string>& known_tasks();  // the catalog's names, in order
+// The losses of the user's task: cross_entropy (class ids), mse, bce (on logits), model (the
+// module's own per_sample_loss(output, target)).
+const std::vector<std::string>& known_losses();
+// Fields that only the user's task reads (shown by the GUI only for it).
+bool is_user_task_field(const std::string& key);
 
 }  // namespace ddpdesk
