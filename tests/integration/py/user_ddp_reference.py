@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""PyTorch DDP reference for ddpdesk's user task (`ddpdesk-worker --task script`).
+
+Trains the same TorchScript model.pt on the same data file with torch's own
+DistributedDataParallel (gloo, CPU), DistributedSampler and Adam, with gradient accumulation
+through no_sync(), reproducing the engine's semantics exactly:
+  - each rank's epoch index list (DistributedSampler(shuffle=True, seed, drop_last=False),
+    set_epoch(e)) is cut into micro-batches of --batch (the last may be short), those into
+    windows of --accum micro-batches (the last may be short); one optimizer step per window;
+  - the loss of a step is the mean per-sample loss over every sample of the window on every
+    rank: each rank backpropagates sum(its per-sample losses) * W / (global window count), and
+    DDP's average over the W ranks turns that into the global mean's gradient.
+Rank 0 prints one JSON line per optimizer step, {"step": k (1-based, across epochs),
+"global_loss": ...}, and with --eval-data one line per epoch, {"epoch": e, "eval_loss": ...,
+"accuracy": ...}, to stdout and to --out FILE.
+
+Run with Debian's Python (python3-torch 1.13): either under a launcher that sets torchrun's
+environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...), or with --nproc W, which starts
+the W ranks itself (Debian's torchrun crashes on Python 3.11).
+    /usr/bin/python3 tests/integration/py/user_ddp_reference.py --nproc 2 --model m.pt \
+        --data train.safetensors --batch 4 --accum 2 --epochs 2 --loss cross_entropy
+"""
+import argparse
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from user_task_common import load_data, per_sample_loss  # noqa: E402
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", required=True, help="TorchScript file (torch.jit.script(m).save)")
+    p.add_argument("--data", required=True, help="training data: .safetensors or torch.save zip")
+    p.add_argument("--eval-data", help="validation data; evaluated after every epoch")
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--accum", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--loss", default="cross_entropy",
+                   choices=["cross_entropy", "mse", "bce", "model"])
+    p.add_argument("--input-name", default="inputs")
+    p.add_argument("--target-name", default="targets")
+    p.add_argument("--eval-batch", type=int, default=1000)
+    p.add_argument("--out", help="also write rank 0's JSON lines to this file")
+    p.add_argument("--nproc", type=int, default=0,
+                   help="start this many ranks (when RANK is not already set)")
+    return p.parse_args()
+
+
+def launch(nproc):
+    """torchrun's environment contract, by hand: one process per rank, a free local port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for r in range(nproc):
+        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
+                   LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
+    codes = [p.wait() for p in procs]
+    return next((c for c in codes if c != 0), 0)
+
+
+def accuracy_count(kind, output, target):
+    """Correct predictions in a batch for cross_entropy (argmax == class id); None otherwise."""
+    if kind != "cross_entropy":
+        return None
+    return (output.argmax(dim=1) == target).sum().item()
+
+
+def main():
+    a = parse()
+    if a.nproc and "RANK" not in os.environ:
+        sys.exit(launch(a.nproc))
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    torch.manual_seed(a.seed)  # dropout only; the weights come from model.pt
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    lines = []
+
+    def emit(obj):
+        if rank == 0:
+            line = json.dumps(obj)
+            print(line, flush=True)
+            lines.append(line)
+
+    module = torch.jit.load(a.model)
+    module.train()
+    ddp = DistributedDataParallel(module)  # broadcasts rank 0's parameters and buffers
+    opt = torch.optim.Adam(ddp.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+
+    x, y = load_data(a.data, a.input_name, a.target_name)
+    sampler = DistributedSampler(TensorDataset(x, y), num_replicas=world, rank=rank,
+                                 shuffle=True, seed=a.seed, drop_last=False)
+    step = 0
+    for epoch in range(a.epochs):
+        sampler.set_epoch(epoch)
+        indices = list(sampler)
+        micro = [indices[i:i + a.batch] for i in range(0, len(indices), a.batch)]
+        windows = [micro[i:i + a.accum] for i in range(0, len(micro), a.accum)]
+        for window in windows:
+            # Every rank's window holds the same count (the sampler pads to a multiple of W).
+            local_n = sum(len(m) for m in window)
+            global_n = local_n * world
+            scale = world / global_n  # DDP divides the summed gradients by W again
+            loss_sum = torch.zeros((), dtype=torch.float64)
+            for k, idx in enumerate(window):
+                boundary = k + 1 == len(window)
+                with contextlib.nullcontext() if boundary else ddp.no_sync():
+                    out = ddp(x[idx])
+                    losses = per_sample_loss(a.loss, module, out, y[idx])
+                    total = losses.sum()
+                    (total * scale).backward()
+                loss_sum += total.detach().double()
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+            step += 1
+            sums = torch.stack([loss_sum, torch.tensor(float(local_n), dtype=torch.float64)])
+            dist.all_reduce(sums)
+            emit({"step": step, "epoch": epoch, "global_loss": (sums[0] / sums[1]).item(),
+                  "window_samples": int(sums[1].item())})
+        if a.eval_data:
+            emit(dict(evaluate(a, module, rank, world), epoch=epoch))
+
+    if rank == 0 and a.out:
+        with open(a.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    dist.destroy_process_group()
+
+
+def evaluate(a, module, rank, world):
+    """Like the engine's validation: eval mode, samples rank::world, sums allreduced."""
+    x, y = load_data(a.eval_data, a.input_name, a.target_name)
+    module.eval()
+    mine = list(range(rank, len(x), world))
+    loss_sum, correct = 0.0, 0.0
+    with torch.no_grad():
+        for s in range(0, len(mine), a.eval_batch):
+            idx = mine[s:s + a.eval_batch]
+            out = module(x[idx])
+            loss_sum += per_sample_loss(a.loss, module, out, y[idx]).double().sum().item()
+            c = accuracy_count(a.loss, out, y[idx])
+            correct += c or 0
+    module.train()
+    sums = torch.tensor([loss_sum, correct, float(len(mine))], dtype=torch.float64)
+    dist.all_reduce(sums)
+    result = {"eval_loss": (sums[0] / sums[2]).item()}
+    if a.loss == "cross_entropy":
+        result["accuracy"] = (sums[1] / sums[2]).item()
+    return result
+
+
+if __name__ == "__main__":
+    main()
