@@ -23,6 +23,15 @@
 //   FAKE_SLOW=1              writes every message in small pieces with pauses (partial frames)
 //   FAKE_RANKS=a,b           the FAKE_* behaviours above apply only to these ranks (default all)
 //   FAKE_GPUS=n              `--probe` reports n CUDA GPUs (default 0)
+//
+// `--check <spec flags>` (the dry run) answers one JSON line like the real worker, canned:
+// invalid flags are bad input (exit 2, the field named); so is a --model, --train-data or
+// --eval-data that does not exist, or a file whose first line is "bad <message>" (the message
+// becomes the error). Otherwise ok (exit 0): FAKE_CHECK_PARAMS parameters (default 535818),
+// 60000 train samples (or --dataset-size), 10000 eval samples with --eval-data, inputs
+// float32 [N,1,28,28], targets int64 [N]; the model file's path comes back as "model".
+//   FAKE_CHECK_MS=t          answer after t ms
+//   FAKE_CHECK_MODE=m        garbage (no JSON, exit 0) | crash (message, exit 1) | hang
 #include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,6 +49,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "run_spec.h"
 #include "wire.h"
@@ -158,9 +169,85 @@ long readResumeStep(const std::string& path) {
   return step;
 }
 
+// The bad-input answer of --check: JSON on stdout, the same line on stderr, exit 2.
+int checkRejects(const std::string& field, const std::string& error) {
+  const nlohmann::json answer = {{"ok", false}, {"field", field}, {"error", error}};
+  std::printf("%s\n", answer.dump().c_str());
+  std::fprintf(stderr, "ddpdesk-worker: %s\n", error.c_str());
+  return 2;
+}
+
+// A user-task file: missing, or its first line "bad <why>", is bad input; empty = fine.
+std::string fileProblem(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "no such file";
+  std::string line;
+  std::getline(in, line);
+  return line.rfind("bad ", 0) == 0 ? line.substr(4) : std::string();
+}
+
+int fakeCheck(int argc, char** argv) {
+  nlohmann::json fields = nlohmann::json::object();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--check") continue;
+    if (a.rfind("--", 0) != 0 || i + 1 >= argc) return checkRejects("config", "unexpected " + a);
+    std::string key = a.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    fields[key] = argv[++i];
+  }
+  RunSpec spec;
+  auto errors = apply_fields(fields, spec);
+  if (errors.empty()) errors = validate(spec);
+  if (!errors.empty())
+    return checkRejects(errors.front().field, format_error(errors.front(), Spelling::Flag));
+  sleepMs(envInt("FAKE_CHECK_MS", 0));
+  const std::string mode = envStr("FAKE_CHECK_MODE");
+  if (mode == "hang")
+    for (;;) ::pause();
+  if (mode == "garbage") {
+    std::printf("loading...\nnot json at all\n");
+    return 0;
+  }
+  if (mode == "crash") {
+    std::fprintf(stderr, "ddpdesk-worker: simulated check failure\n");
+    return 1;
+  }
+  if (find_task(spec.task)->user_files) {
+    const std::pair<const char*, std::string> files[] = {
+        {"model", spec.model}, {"train_data", spec.train_data}, {"eval_data", spec.eval_data}};
+    for (const auto& [field, path] : files) {
+      if (path.empty()) continue;
+      const std::string why = fileProblem(path);
+      if (!why.empty())
+        return checkRejects(field, format_error({field, path, why}, Spelling::Flag));
+    }
+  }
+  const long long train = spec.dataset_size > 0 ? spec.dataset_size : 60000;
+  const long long eval = spec.eval_data.empty() ? 0 : 10000;
+  const nlohmann::json answer = {{"ok", true},
+                                 {"task", spec.task},
+                                 {"parameters", envInt("FAKE_CHECK_PARAMS", 535818)},
+                                 {"parameter_tensors", 6},
+                                 {"buffers", 0},
+                                 {"train_samples", train},
+                                 {"eval_samples", eval},
+                                 {"input", {{"dtype", "float32"}, {"shape", {train, 1, 28, 28}}}},
+                                 {"target", {{"dtype", "int64"}, {"shape", {train}}}},
+                                 {"output_shape", {10}},
+                                 {"loss", spec.loss},
+                                 {"classification", spec.is_classification()},
+                                 {"warnings", {"fake worker"}},
+                                 {"model", spec.model}};
+  std::printf("%s\n", answer.dump().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--check") return fakeCheck(argc, argv);
   std::string config, runDir, resume;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -185,6 +185,43 @@ class TestHeadless : public QObject {
     QCOMPARE(pidsIn(r.err).size(), 2);
   }
 
+  // A user task's files are checked by the worker's dry run (`--check`, here the fake's canned
+  // one) before any rank is spawned; the worker's line is the error, as for any bad input.
+  void userTaskFilesTheCheckRejectsExitTwoAndWriteNothing() {
+    QFile train(data->filePath(QStringLiteral("train.safetensors")));
+    QVERIFY(train.open(QIODevice::WriteOnly));
+    train.write("fake\n");
+    train.close();
+    const QString model = data->filePath(QStringLiteral("missing.pt"));
+    const Result r =
+        run({"--task", "script", "--model", model, "--train-data", train.fileName()}, {});
+    QCOMPARE(r.code, 2);
+    const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 1);
+    QCOMPARE(lines[0], QStringLiteral("ddpdesk: invalid --model '%1': no such file").arg(model));
+    QVERIFY(!runsDirExists());
+  }
+
+  void userTaskThatPassesTheCheckStarts() {
+    QFile model(data->filePath(QStringLiteral("model.pt")));
+    QVERIFY(model.open(QIODevice::WriteOnly));
+    model.write("fake\n");
+    model.close();
+    const Result r = run({"--task", "script", "--model", model.fileName(), "--train-data",
+                          model.fileName(), "--nproc", "2"},
+                         {{"FAKE_STEPS", "5"}});
+    QCOMPARE(r.code, 0);
+    QCOMPARE(pidsIn(r.err).size(), 2);
+    // A check that cannot answer is not bad input: a warning, and the ranks say the rest.
+    const Result w =
+        run({"--task", "script", "--model", model.fileName(), "--train-data", model.fileName()},
+            {{"FAKE_STEPS", "5"}, {"FAKE_CHECK_MODE", "crash"}});
+    QCOMPARE(w.code, 0);
+    QVERIFY2(w.err.contains(QLatin1String("warning: could not check the task's files: "
+                                          "ddpdesk-worker --check exited with code 1")),
+             qPrintable(w.err));
+  }
+
   void badConfigFileExitsTwo() {
     QFile cfg(data->filePath(QStringLiteral("run.json")));
     QVERIFY(cfg.open(QIODevice::WriteOnly));

@@ -62,8 +62,9 @@ class TestLaunchCommand : public QObject {
     QCOMPARE(shellQuote(QString()), QStringLiteral("''"));
     RunSpec s;
     s.metrics_file = "/tmp/m-{rank}.jsonl";
-    QVERIFY(workerArguments(s).join(' ').contains(
-        QLatin1String("--metrics-file '/tmp/m-{rank}.jsonl'")));
+    QVERIFY(torchrunCommand(s).contains(QLatin1String("--metrics-file '/tmp/m-{rank}.jsonl'")));
+    // The words themselves are unquoted: they also go to QProcess as they are.
+    QVERIFY(workerArguments(s).contains(QLatin1String("/tmp/m-{rank}.jsonl")));
   }
 
   void everyArgumentIsAFlagTheWorkerKnows() {

@@ -13,6 +13,7 @@
 #include "run_controller.h"
 #include "signal_notifier.h"
 #include "spec_flags.h"
+#include "task_check.h"
 
 namespace ddpdesk {
 namespace {
@@ -91,6 +92,24 @@ void printSummary(const RunController& c) {
   std::fflush(stdout);
 }
 
+// Bad input that only this machine can tell, found before anything is spawned or written: a CUDA
+// run it cannot hold, or user-task files the worker's dry run rejects. The one line to print
+// (the worker's own words for the files), empty when there is none. When the probe or the check
+// itself fails, the ranks report the problem as they start.
+QString machineInputProblem(const RunSpec& spec, const QString& worker) {
+  if (spec.device == "cuda") {
+    const QString shortage = cudaShortage(spec, probeDevicesNow(worker, 60000));
+    if (!shortage.isEmpty()) return shortage;
+  }
+  if (needsTaskCheck(spec)) {
+    const TaskCheckResult check = runTaskCheckNow(worker, spec);
+    if (check.status == TaskCheckResult::Status::BadInput) return check.error;
+    if (!check.ok())
+      err(QStringLiteral("warning: could not check the task's files: ") + check.error);
+  }
+  return {};
+}
+
 int runController(const RunSpec& spec) {
   RunController controller;
   ProgressPrinter progress(spec.epochs);
@@ -123,14 +142,9 @@ int runController(const RunSpec& spec) {
                      if (RunController::isTerminal(s)) QCoreApplication::exit(0);
                    });
 
-  // A CUDA run this machine cannot hold is bad input: say so before anything is spawned or
-  // written. (If the probe itself fails, the ranks report the problem as they start.)
-  if (spec.device == "cuda") {
-    const QString shortage = cudaShortage(spec, probeDevicesNow(controller.workerProgram(), 60000));
-    if (!shortage.isEmpty()) {
-      err(shortage);
-      return 2;
-    }
+  if (const QString bad = machineInputProblem(spec, controller.workerProgram()); !bad.isEmpty()) {
+    err(bad);
+    return 2;
   }
   QString error;
   if (!controller.start(spec, &error)) {

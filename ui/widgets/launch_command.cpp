@@ -1,23 +1,8 @@
 #include "launch_command.h"
 
 #include <QRegularExpression>
-#include <nlohmann/json.hpp>
 
 namespace ddpdesk {
-namespace {
-
-// Shown even at their defaults: what a reader of the command needs to know about the run.
-bool alwaysShown(const std::string& key) {
-  return key == "task" || key == "device" || key == "batch_size" || key == "accum_steps" ||
-         key == "epochs" || key == "lr" || key == "seed";
-}
-
-QString valueText(const nlohmann::json& v) {
-  if (v.is_string()) return QString::fromStdString(v.get<std::string>());
-  return QString::fromStdString(v.dump());
-}
-
-}  // namespace
 
 QString shellQuote(const QString& word) {
   static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=+@%,-]+$"));
@@ -27,17 +12,10 @@ QString shellQuote(const QString& word) {
   return QLatin1Char('\'') + q + QLatin1Char('\'');
 }
 
-QStringList workerArguments(const RunSpec& spec) {
-  const nlohmann::json given = to_json(spec);
-  const nlohmann::json defaults = to_json(RunSpec());
-  QStringList args;
-  for (const auto& f : run_spec_fields()) {
-    const std::string key = f.key;
-    if (key == "nproc") continue;
-    if (!alwaysShown(key) && given[key] == defaults[key]) continue;
-    args << QString::fromStdString(field_label(key, Spelling::Flag));
-    args << shellQuote(valueText(given[key]));
-  }
+// The worker's words, each quoted for a shell where it needs it.
+QStringList quotedWorkerArguments(const RunSpec& spec) {
+  QStringList args = workerArguments(spec);
+  for (QString& a : args) a = shellQuote(a);
   return args;
 }
 
@@ -46,7 +24,7 @@ QString torchrunCommand(const RunSpec& spec, const QString& worker) {
       QStringLiteral("torchrun"), QStringLiteral("--no-python"),      QStringLiteral("--nnodes"),
       QStringLiteral("1"),        QStringLiteral("--nproc-per-node"), QString::number(spec.nproc),
       shellQuote(worker)};
-  return (words + workerArguments(spec)).join(QLatin1Char(' '));
+  return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
 }
 
 QString srunCommand(const RunSpec& spec, const QString& worker) {
@@ -59,7 +37,7 @@ QString srunCommand(const RunSpec& spec, const QString& worker) {
                        QString::number(spec.nproc)};
   if (spec.device == "cuda") words << QStringLiteral("--gres=gpu:%1").arg(spec.nproc);
   words << shellQuote(worker);
-  return (words + workerArguments(spec)).join(QLatin1Char(' '));
+  return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
 }
 
 }  // namespace ddpdesk

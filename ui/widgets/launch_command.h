@@ -6,12 +6,12 @@
 #include <QStringList>
 
 #include "run_spec.h"
+#include "worker_arguments.h"
 
 namespace ddpdesk {
 
-// The worker's flags for this spec: the core fields always (so the line reads on its own), any
-// other field only when it differs from the default. No --nproc (the launcher sets the world).
-QStringList workerArguments(const RunSpec& spec);
+// workerArguments(spec) (worker_arguments.h), each word quoted for a shell where it needs it.
+QStringList quotedWorkerArguments(const RunSpec& spec);
 
 // `torchrun --no-python --nnodes 1 --nproc-per-node N <worker> --task ... --batch-size ...`
 QString torchrunCommand(const RunSpec& spec,

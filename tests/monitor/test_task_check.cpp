@@ -1,0 +1,154 @@
+// The task check against the fake worker's canned `--check`: asynchronously (TaskCheck: no
+// blocking, a newer request abandons the older one, a timeout is a clear failure) and
+// synchronously (runTaskCheckNow, as headless uses it).
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "monitor_test_util.h"
+#include "task_check.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::test;
+
+class TestTaskCheck : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> dir;
+
+  QString file(const QString& name, const QByteArray& content = "fake\n") const {
+    QFile f(dir->filePath(name));
+    f.open(QIODevice::WriteOnly);
+    f.write(content);
+    return f.fileName();
+  }
+  RunSpec userSpec() const {
+    RunSpec s;
+    s.task = "script";
+    s.model = file(QStringLiteral("model.pt")).toStdString();
+    s.train_data = file(QStringLiteral("train.safetensors")).toStdString();
+    return s;
+  }
+
+ private Q_SLOTS:
+  void init() {
+    dir = std::make_unique<QTemporaryDir>();
+    qunsetenv("FAKE_CHECK_MS");
+    qunsetenv("FAKE_CHECK_MODE");
+  }
+
+  void okArrivesWithoutBlocking() {
+    qputenv("FAKE_CHECK_MS", "300");
+    RunSpec s = userSpec();
+    s.eval_data = file(QStringLiteral("eval.safetensors")).toStdString();
+    TaskCheck check;
+    QSignalSpy done(&check, &TaskCheck::finished);
+    QElapsedTimer t;
+    t.start();
+    check.start(fakeWorker(), s);
+    QVERIFY(t.elapsed() < 250);  // start() returned before the worker answered
+    QVERIFY(check.running());
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Pending);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
+    const TaskCheckResult r = done.first().first().value<TaskCheckResult>();
+    QCOMPARE(r.status, TaskCheckResult::Status::Ok);
+    QCOMPARE(check.result().trainSamples, 60000);
+    QCOMPARE(check.result().evalSamples, 10000);
+    QVERIFY(!check.running());
+  }
+
+  void badFileIsBadInputNamingTheField() {
+    RunSpec s = userSpec();
+    s.model = file(QStringLiteral("x.pt"), "bad not a TorchScript file (fake)\n").toStdString();
+    TaskCheck check;
+    QSignalSpy done(&check, &TaskCheck::finished);
+    check.start(fakeWorker(), s);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
+    QCOMPARE(check.result().status, TaskCheckResult::Status::BadInput);
+    QCOMPARE(check.result().field, QStringLiteral("model"));
+    QCOMPARE(check.result().error, QStringLiteral("invalid --model '%1': not a TorchScript file "
+                                                  "(fake)")
+                                       .arg(QString::fromStdString(s.model)));
+
+    s = userSpec();
+    s.eval_data = dir->filePath(QStringLiteral("missing.safetensors")).toStdString();
+    check.start(fakeWorker(), s);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 20000);
+    QCOMPARE(check.result().field, QStringLiteral("eval_data"));
+  }
+
+  void newerRequestAbandonsTheOlder() {
+    qputenv("FAKE_CHECK_MS", "2000");
+    TaskCheck check;
+    QSignalSpy done(&check, &TaskCheck::finished);
+    RunSpec slow = userSpec();
+    check.start(fakeWorker(), slow);
+    qputenv("FAKE_CHECK_MS", "0");
+    RunSpec fast = userSpec();
+    fast.model = file(QStringLiteral("other.pt")).toStdString();
+    check.start(fakeWorker(), fast);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
+    // Only the newer answer, now and after the older one would have come.
+    QTest::qWait(2500);
+    QCOMPARE(done.count(), 1);
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Ok);
+  }
+
+  void cancelEmitsNothing() {
+    qputenv("FAKE_CHECK_MS", "500");
+    TaskCheck check;
+    QSignalSpy done(&check, &TaskCheck::finished);
+    check.start(fakeWorker(), userSpec());
+    check.cancel();
+    QVERIFY(!check.running());
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Pending);
+    QTest::qWait(1000);
+    QCOMPARE(done.count(), 0);
+  }
+
+  void failuresAreClear() {
+    TaskCheck check;
+    QSignalSpy done(&check, &TaskCheck::finished);
+    check.start(QStringLiteral("/nonexistent/ddpdesk-worker"), userSpec());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Failed);
+    QVERIFY(check.result().error.contains(QLatin1String("cannot run /nonexistent")));
+
+    qputenv("FAKE_CHECK_MODE", "crash");
+    check.start(fakeWorker(), userSpec());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 20000);
+    QCOMPARE(check.result().error, QStringLiteral("ddpdesk-worker --check exited with code 1: "
+                                                  "ddpdesk-worker: simulated check failure"));
+
+    qputenv("FAKE_CHECK_MODE", "garbage");
+    check.start(fakeWorker(), userSpec());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 3, 20000);
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Failed);
+
+    qputenv("FAKE_CHECK_MODE", "hang");
+    check.start(fakeWorker(), userSpec(), 400);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 4, 20000);
+    QCOMPARE(check.result().status, TaskCheckResult::Status::Failed);
+    QCOMPARE(check.result().error,
+             QStringLiteral("ddpdesk-worker --check did not answer within 0.4 s"));
+  }
+
+  void synchronousForHeadless() {
+    TaskCheckResult r = runTaskCheckNow(fakeWorker(), userSpec());
+    QCOMPARE(r.status, TaskCheckResult::Status::Ok);
+    RunSpec s = userSpec();
+    s.train_data = "/nonexistent/train.safetensors";
+    r = runTaskCheckNow(fakeWorker(), s);
+    QCOMPARE(r.status, TaskCheckResult::Status::BadInput);
+    QCOMPARE(r.error, QStringLiteral("invalid --train-data '/nonexistent/train.safetensors': no "
+                                     "such file"));
+    qputenv("FAKE_CHECK_MODE", "hang");
+    r = runTaskCheckNow(fakeWorker(), userSpec(), 300);
+    QCOMPARE(r.status, TaskCheckResult::Status::Failed);
+    QVERIFY(r.error.contains(QLatin1String("did not answer")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTaskCheck)
+#include "test_task_check.moc"

@@ -1,0 +1,35 @@
+#include "worker_arguments.h"
+
+#include <nlohmann/json.hpp>
+
+namespace ddpdesk {
+namespace {
+
+// Shown even at their defaults: what a reader of the command needs to know about the run.
+bool alwaysShown(const std::string& key) {
+  return key == "task" || key == "device" || key == "batch_size" || key == "accum_steps" ||
+         key == "epochs" || key == "lr" || key == "seed";
+}
+
+QString valueText(const nlohmann::json& v) {
+  if (v.is_string()) return QString::fromStdString(v.get<std::string>());
+  return QString::fromStdString(v.dump());
+}
+
+}  // namespace
+
+QStringList workerArguments(const RunSpec& spec) {
+  const nlohmann::json given = to_json(spec);
+  const nlohmann::json defaults = to_json(RunSpec());
+  QStringList args;
+  for (const auto& f : run_spec_fields()) {
+    const std::string key = f.key;
+    if (key == "nproc") continue;
+    if (!alwaysShown(key) && given[key] == defaults[key]) continue;
+    args << QString::fromStdString(field_label(key, Spelling::Flag));
+    args << valueText(given[key]);
+  }
+  return args;
+}
+
+}  // namespace ddpdesk
