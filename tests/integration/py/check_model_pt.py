@@ -4,7 +4,8 @@
 Loads it with torch.jit.load, compares its state_dict keys (and shapes) with those of the module
 that examples/make_user_task.py builds for the same flags (eager and scripted), and evaluates it
 on a data file exactly as the engine's validation does: eval mode, mean per-sample loss over
-every sample, accuracy = argmax == target (cross_entropy only). Prints one JSON line:
+every sample; accuracy for cross_entropy (argmax == target) and bce (sign of the logit against
+the 0/1 target, averaged over a sample's outputs). Prints one JSON line:
   {"keys_match": bool, "missing": [...], "unexpected": [...], "eval_loss": x, "accuracy": y|null,
    "samples": n}
 Usage (the flags after -- are the example's, as given when model.pt was made):
@@ -22,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
 import make_user_task  # noqa: E402
-from user_task_common import load_data, per_sample_loss  # noqa: E402
+from user_task_common import correct, load_data, per_sample_loss  # noqa: E402
 
 
 def main():
@@ -52,18 +53,17 @@ def main():
         "unexpected": sorted(set(got) - set(want)),
     }
 
-    x, y = load_data(a.eval_data, a.input_name, a.target_name)
+    x, y = load_data(a.eval_data, a.input_name, a.target_name, a.loss)
     trained.eval()
-    loss_sum, correct = 0.0, 0
+    loss_sum, right = 0.0, 0.0
     with torch.no_grad():
         for s in range(0, len(x), a.batch):
             out = trained(x[s:s + a.batch])
             target = y[s:s + a.batch]
             loss_sum += per_sample_loss(a.loss, trained, out, target).double().sum().item()
-            if a.loss == "cross_entropy":
-                correct += (out.argmax(dim=1) == target).sum().item()
+            right += correct(a.loss, out, target) or 0
     result["eval_loss"] = loss_sum / len(x)
-    result["accuracy"] = correct / len(x) if a.loss == "cross_entropy" else None
+    result["accuracy"] = right / len(x) if a.loss in ("cross_entropy", "bce") else None
     result["samples"] = len(x)
     print(json.dumps(result))
 

@@ -27,6 +27,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -35,7 +36,7 @@ from torch.utils.data import TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_task_common import load_data, per_sample_loss  # noqa: E402
+from user_task_common import correct, load_data, per_sample_loss  # noqa: E402
 
 
 def parse():
@@ -71,15 +72,21 @@ def launch(nproc):
                    LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                    OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
-    codes = [p.wait() for p in procs]
-    return next((c for c in codes if c != 0), 0)
-
-
-def accuracy_count(kind, output, target):
-    """Correct predictions in a batch for cross_entropy (argmax == class id); None otherwise."""
-    if kind != "cross_entropy":
-        return None
-    return (output.argmax(dim=1) == target).sum().item()
+    # A rank that fails leaves its peers waiting in a collective: end them, say which failed.
+    while True:
+        codes = [p.poll() for p in procs]
+        failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
+        if failed:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            r = failed[0]
+            print(f"user_ddp_reference: rank {r} exited with {codes[r]}", file=sys.stderr)
+            return 1
+        if all(c == 0 for c in codes):
+            return 0
+        time.sleep(0.05)
 
 
 def main():
@@ -103,7 +110,7 @@ def main():
     ddp = DistributedDataParallel(module)  # broadcasts rank 0's parameters and buffers
     opt = torch.optim.Adam(ddp.parameters(), lr=a.lr, weight_decay=a.weight_decay)
 
-    x, y = load_data(a.data, a.input_name, a.target_name)
+    x, y = load_data(a.data, a.input_name, a.target_name, a.loss)
     sampler = DistributedSampler(TensorDataset(x, y), num_replicas=world, rank=rank,
                                  shuffle=True, seed=a.seed, drop_last=False)
     step = 0
@@ -144,22 +151,21 @@ def main():
 
 def evaluate(a, module, rank, world):
     """Like the engine's validation: eval mode, samples rank::world, sums allreduced."""
-    x, y = load_data(a.eval_data, a.input_name, a.target_name)
+    x, y = load_data(a.eval_data, a.input_name, a.target_name, a.loss)
     module.eval()
     mine = list(range(rank, len(x), world))
-    loss_sum, correct = 0.0, 0.0
+    loss_sum, right = 0.0, 0.0
     with torch.no_grad():
         for s in range(0, len(mine), a.eval_batch):
             idx = mine[s:s + a.eval_batch]
             out = module(x[idx])
             loss_sum += per_sample_loss(a.loss, module, out, y[idx]).double().sum().item()
-            c = accuracy_count(a.loss, out, y[idx])
-            correct += c or 0
+            right += correct(a.loss, out, y[idx]) or 0
     module.train()
-    sums = torch.tensor([loss_sum, correct, float(len(mine))], dtype=torch.float64)
+    sums = torch.tensor([loss_sum, right, float(len(mine))], dtype=torch.float64)
     dist.all_reduce(sums)
     result = {"eval_loss": (sums[0] / sums[2]).item()}
-    if a.loss == "cross_entropy":
+    if a.loss in ("cross_entropy", "bce"):
         result["accuracy"] = (sums[1] / sums[2]).item()
     return result
 

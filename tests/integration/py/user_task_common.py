@@ -38,21 +38,44 @@ def read_tensors(path):
     return read_safetensors(path)
 
 
-def load_data(path, input_name="inputs", target_name="targets"):
+def load_data(path, input_name="inputs", target_name="targets", loss="cross_entropy"):
+    """(inputs, targets) as the engine feeds them: floating inputs as float32; targets as int64
+    class ids for cross_entropy, float32 for mse and bce, floating ones as float32 for model."""
     t = read_tensors(path)
-    return t[input_name], t[target_name]
+    x, y = t[input_name], t[target_name]
+    if x.is_floating_point():
+        x = x.float()
+    if loss == "cross_entropy":
+        y = y.long()
+    elif loss in ("mse", "bce") or y.is_floating_point():
+        y = y.float()
+    return x, y
+
+
+def per_sample_mean(t):
+    """[B, ...] -> [B]: the mean over each sample's elements."""
+    return t if t.dim() <= 1 else t.reshape(t.shape[0], -1).mean(dim=1)
 
 
 def per_sample_loss(kind, module, output, target):
     """One loss per sample, shape [B], as the engine defines each --loss."""
-    if kind == "cross_entropy":
-        return F.cross_entropy(output, target, reduction="none")
+    if kind == "cross_entropy":  # [B, C, ...] logits, [B, ...] class ids
+        return per_sample_mean(F.cross_entropy(output, target, reduction="none"))
     if kind == "mse":
-        loss = (output - target) ** 2
-    elif kind == "bce":
-        loss = F.binary_cross_entropy_with_logits(output, target, reduction="none")
-    elif kind == "model":
+        return per_sample_mean((output - target) ** 2)
+    if kind == "bce":
+        return per_sample_mean(F.binary_cross_entropy_with_logits(output, target, reduction="none"))
+    if kind == "model":
         return module.per_sample_loss(output, target)
-    else:
-        raise ValueError(f"unknown loss {kind}")
-    return loss.reshape(loss.shape[0], -1).mean(dim=1)
+    raise ValueError(f"unknown loss {kind}")
+
+
+def correct(kind, output, target):
+    """Correct predictions in a batch, as the engine counts them, or None where the loss has no
+    accuracy: cross_entropy, argmax == class id; bce, the share of a sample's outputs whose sign
+    matches its 0/1 target (logit > 0 against target > 0.5), summed over samples."""
+    if kind == "cross_entropy":
+        return per_sample_mean((output.argmax(dim=1) == target).double()).sum().item()
+    if kind == "bce":
+        return per_sample_mean(((output > 0) == (target > 0.5)).double()).sum().item()
+    return None
