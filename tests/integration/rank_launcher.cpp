@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -121,6 +122,8 @@ RankRun launch_ranks(const LaunchOptions& o) {
     run.stderr_text.push_back(read_file(logs + "/rank" + std::to_string(r) + ".err"));
     run.stdout_text.push_back(read_file(logs + "/rank" + std::to_string(r) + ".out"));
   }
+  std::error_code ec;
+  std::filesystem::remove_all(logs, ec);  // the text is in `run` now
   return run;
 }
 
