@@ -141,7 +141,7 @@ def main():
             emit({"step": step, "epoch": epoch, "global_loss": (sums[0] / sums[1]).item(),
                   "window_samples": int(sums[1].item())})
         if a.eval_data:
-            emit(dict(evaluate(a, module, rank, world), epoch=epoch))
+            emit(dict(evaluate(a, ddp, module, rank, world), epoch=epoch))
 
     if rank == 0 and a.out:
         with open(a.out, "w") as f:
@@ -149,8 +149,10 @@ def main():
     dist.destroy_process_group()
 
 
-def evaluate(a, module, rank, world):
-    """Like the engine's validation: eval mode, samples rank::world, sums allreduced."""
+def evaluate(a, ddp, module, rank, world):
+    """Like the engine's validation: eval mode, samples rank::world, sums allreduced. Through
+    the DDP wrapper: its first forward after a step broadcasts rank 0's buffers (BatchNorm's
+    running statistics), so every rank evaluates with the same ones, as in the engine."""
     x, y = load_data(a.eval_data, a.input_name, a.target_name, a.loss)
     module.eval()
     mine = list(range(rank, len(x), world))
@@ -158,7 +160,7 @@ def evaluate(a, module, rank, world):
     with torch.no_grad():
         for s in range(0, len(mine), a.eval_batch):
             idx = mine[s:s + a.eval_batch]
-            out = module(x[idx])
+            out = ddp(x[idx])
             loss_sum += per_sample_loss(a.loss, module, out, y[idx]).double().sum().item()
             right += correct(a.loss, out, y[idx]) or 0
     module.train()
