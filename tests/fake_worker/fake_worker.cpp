@@ -31,6 +31,7 @@
 // 60000 train samples (or --dataset-size), 10000 eval samples with --eval-data, inputs
 // float32 [N,1,28,28], targets int64 [N]; the model file's path comes back as "model".
 //   FAKE_CHECK_MS=t          answer after t ms
+//   FAKE_CHECK_PIDFILE=f     write the check's pid to f first (tests that it gets killed)
 //   FAKE_CHECK_MODE=m        garbage (no JSON, exit 0) | crash (message, exit 1) | hang
 #include <dirent.h>
 #include <sys/socket.h>
@@ -201,6 +202,8 @@ int fakeCheck(int argc, char** argv) {
   if (errors.empty()) errors = validate(spec);
   if (!errors.empty())
     return checkRejects(errors.front().field, format_error(errors.front(), Spelling::Flag));
+  if (const std::string pidFile = envStr("FAKE_CHECK_PIDFILE"); !pidFile.empty())
+    std::ofstream(pidFile) << ::getpid() << "\n";
   sleepMs(envInt("FAKE_CHECK_MS", 0));
   const std::string mode = envStr("FAKE_CHECK_MODE");
   if (mode == "hang")

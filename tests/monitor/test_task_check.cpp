@@ -12,6 +12,24 @@
 using namespace ddpdesk;
 using namespace ddpdesk::test;
 
+namespace {
+
+qint64 readPid(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return 0;
+  const QByteArray text = f.readAll();
+  return text.endsWith('\n') ? text.trimmed().toLongLong() : 0;  // the whole line is written
+}
+
+// The pid the fake's check writes once it started (its first act); 0 if it never does.
+qint64 waitForPid(const QString& path) {
+  qint64 pid = 0;
+  QTest::qWaitFor([&] { return (pid = readPid(path)) > 0; }, 20000);
+  return pid;
+}
+
+}  // namespace
+
 class TestTaskCheck : public QObject {
   Q_OBJECT
 
@@ -36,6 +54,7 @@ class TestTaskCheck : public QObject {
     dir = std::make_unique<QTemporaryDir>();
     qunsetenv("FAKE_CHECK_MS");
     qunsetenv("FAKE_CHECK_MODE");
+    qunsetenv("FAKE_CHECK_PIDFILE");
   }
 
   void okArrivesWithoutBlocking() {
@@ -79,31 +98,41 @@ class TestTaskCheck : public QObject {
   }
 
   void newerRequestAbandonsTheOlder() {
-    qputenv("FAKE_CHECK_MS", "2000");
+    const QString pidFile = dir->filePath(QStringLiteral("check.pid"));
+    qputenv("FAKE_CHECK_PIDFILE", pidFile.toUtf8());
+    qputenv("FAKE_CHECK_MS", "60000");
     TaskCheck check;
     QSignalSpy done(&check, &TaskCheck::finished);
     RunSpec slow = userSpec();
+    slow.model = file(QStringLiteral("x.pt"), "bad old model\n").toStdString();
     check.start(fakeWorker(), slow);
+    const qint64 older = waitForPid(pidFile);
+    QVERIFY(older > 0);
+    qunsetenv("FAKE_CHECK_PIDFILE");
     qputenv("FAKE_CHECK_MS", "0");
-    RunSpec fast = userSpec();
-    fast.model = file(QStringLiteral("other.pt")).toStdString();
-    check.start(fakeWorker(), fast);
+    check.start(fakeWorker(), userSpec());
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
-    // Only the newer answer, now and after the older one would have come.
-    QTest::qWait(2500);
-    QCOMPARE(done.count(), 1);
     QCOMPARE(check.result().status, TaskCheckResult::Status::Ok);
+    // The older check was killed: its answer can never come.
+    QTRY_VERIFY_WITH_TIMEOUT(notRunning(older), 20000);
+    QCoreApplication::processEvents();
+    QCOMPARE(done.count(), 1);
   }
 
   void cancelEmitsNothing() {
-    qputenv("FAKE_CHECK_MS", "500");
+    const QString pidFile = dir->filePath(QStringLiteral("check.pid"));
+    qputenv("FAKE_CHECK_PIDFILE", pidFile.toUtf8());
+    qputenv("FAKE_CHECK_MS", "60000");
     TaskCheck check;
     QSignalSpy done(&check, &TaskCheck::finished);
     check.start(fakeWorker(), userSpec());
+    const qint64 pid = waitForPid(pidFile);
+    QVERIFY(pid > 0);
     check.cancel();
     QVERIFY(!check.running());
     QCOMPARE(check.result().status, TaskCheckResult::Status::Pending);
-    QTest::qWait(1000);
+    QTRY_VERIFY_WITH_TIMEOUT(notRunning(pid), 20000);
+    QCoreApplication::processEvents();
     QCOMPARE(done.count(), 0);
   }
 

@@ -269,6 +269,46 @@ class TestMainWindow : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Finished, kTimeout);
   }
 
+  // A user task's Start waits for the worker's dry run (the fake's canned --check, run with the
+  // controller's worker): disabled while pending or rejected, enabled once it passed.
+  void startWaitsForTheTaskCheck() {
+    make({{"FAKE_STEPS", "3"}});
+    QTemporaryDir files;
+    auto write = [&](const QString& name, const QByteArray& content) {
+      QFile f(files.filePath(name));
+      f.open(QIODevice::WriteOnly);
+      f.write(content);
+      return f.fileName().toStdString();
+    };
+    RunSpec s = fakeSpec(1);
+    s.task = "script";
+    s.model = write("bad.pt", "bad not a TorchScript file (fake)\n");
+    s.train_data = write("train.safetensors", "fake\n");
+    w->form()->setSpec(s);
+    QVERIFY(!w->startAction()->isEnabled());  // pending
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w->form()->errorLabel("model")->isVisible() && !w->form()->waitingOnly(), kTimeout);
+    QCOMPARE(w->form()->errorLabel("model")->text(),
+             QStringLiteral("not a TorchScript file (fake)"));
+    QVERIFY(!w->startAction()->isEnabled());  // rejected
+
+    s.model = write("model.pt", "fake\n");
+    w->form()->setSpec(s);
+    QVERIFY(!w->startAction()->isEnabled());  // pending again
+    QTRY_VERIFY_WITH_TIMEOUT(w->startAction()->isEnabled(), kTimeout);
+    QVERIFY(w->form()->taskCheckLabel()->isVisible());
+
+    // --start waits for the check like it waits for the GPU probe.
+    s.eval_data = write("eval.safetensors", "fake\n");
+    w->form()->setSpec(s);
+    w->startRunWhenReady();
+    QCOMPARE(w->controller()->state(), State::Idle);
+    QVERIFY(errors.isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(w->controller()->isActive(), kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Finished, kTimeout);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join('\n')));
+  }
+
   void badWorkerIsReported() {
     make({});
     w->controller()->setWorkerProgram("/nonexistent/ddpdesk-worker");

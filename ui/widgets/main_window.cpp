@@ -122,6 +122,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(history_, &HistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
   connect(probe_, &DeviceProbe::finished, form_, &RunForm::setProbeResult);
+  form_->setWorkerProgram([this] { return controller_->workerProgram(); });
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
   connect(controller_, &RunController::warning, this,
           [this](const QString& w) { log_->appendLine(LogBuffer::kMonitor, true, w); });
@@ -223,19 +224,16 @@ bool MainWindow::startRun() {
 }
 
 void MainWindow::startRunWhenReady() {
-  const auto errors = form_->errors();
-  const bool onlyProbe =
-      errors.size() == 1 && errors.contains(QStringLiteral("device")) && form_->probePending();
-  if (!onlyProbe) {
+  if (!form_->waitingOnly()) {
     startRun();
     return;
   }
-  status(tr("Waiting for the GPU count before starting"));
+  status(tr("Waiting for the GPU count or the task check before starting"));
   auto conn = std::make_shared<QMetaObject::Connection>();
   *conn = connect(form_, &RunForm::specChanged, this, [this, conn] {
-    if (form_->probePending()) return;
+    if (form_->waitingOnly()) return;
     disconnect(*conn);
-    startRun();  // starts, or says why the probe's answer rules the spec out
+    startRun();  // starts, or says why the probe's or the check's answer rules the spec out
   });
 }
 

@@ -63,8 +63,9 @@ class MainWindow : public QMainWindow {
 
  public Q_SLOTS:
   bool startRun();
-  // Starts now, or as soon as the form becomes valid when all it waits for is the GPU probe
-  // (`--start` with a CUDA spec); otherwise reports the problem like startRun().
+  // Starts now, or as soon as the form becomes valid when all it waits for is an answer (the
+  // GPU probe for `--start` with a CUDA spec, the task check for a user task); otherwise reports
+  // the problem like startRun().
   void startRunWhenReady();
   void stopRun();
   // Continues a stopped run from its directory (resume = that directory).

@@ -12,9 +12,11 @@
 #include <QThread>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "spec_settings.h"
+#include "task_check_gate.h"
 
 namespace ddpdesk {
 namespace {
@@ -49,9 +51,57 @@ QString labelFor(const QString& key) {
       {QStringLiteral("checkpoint_every"), QObject::tr("Checkpoint every")},
       {QStringLiteral("keep_checkpoints"), QObject::tr("Keep checkpoints")},
       {QStringLiteral("collective_timeout"), QObject::tr("Collective timeout (s)")},
+      {QStringLiteral("model"), QObject::tr("Model")},
+      {QStringLiteral("train_data"), QObject::tr("Training data")},
+      {QStringLiteral("eval_data"), QObject::tr("Validation data")},
+      {QStringLiteral("loss"), QObject::tr("Loss")},
+      {QStringLiteral("input_name"), QObject::tr("Input tensor")},
+      {QStringLiteral("target_name"), QObject::tr("Target tensor")},
   };
   return labels.value(key, key);
 }
+
+bool isUserTaskKey(const QString& key) {
+  return is_user_task_field(key.toStdString());
+}
+
+// Display order: the spec's field order, with the user task's rows right under the task (they
+// are what a user task is about), then the rest.
+QStringList displayOrder() {
+  QStringList order;
+  for (const FieldInfo& f : run_spec_fields()) {
+    const QString key = QString::fromLatin1(f.key);
+    if (isUserTaskKey(key)) continue;
+    order << key;
+    if (key == QLatin1String("task"))
+      for (const FieldInfo& u : run_spec_fields())
+        if (is_user_task_field(u.key)) order << QString::fromLatin1(u.key);
+  }
+  return order;
+}
+
+// The choices of a field that has a fixed set of them (a combo box), empty for the others.
+QStringList choicesFor(const QString& key) {
+  QStringList out;
+  if (key == QLatin1String("task"))
+    for (const std::string& t : known_tasks()) out << QString::fromStdString(t);
+  else if (key == QLatin1String("device"))
+    out << QStringLiteral("cpu") << QStringLiteral("cuda");
+  else if (key == QLatin1String("loss"))
+    for (const std::string& l : known_losses()) out << QString::fromStdString(l);
+  return out;
+}
+
+// The file filter of a user-task file field; empty for other fields.
+QString openFilter(const QString& key) {
+  if (key == QLatin1String("model")) return QObject::tr("TorchScript (*.pt *.pth);;All files (*)");
+  if (key == QLatin1String("train_data") || key == QLatin1String("eval_data"))
+    return QObject::tr("Tensors (*.safetensors *.pt *.pth);;All files (*)");
+  return {};
+}
+
+const QString kErrorStyle = QStringLiteral("color: #c0392b;");
+const QString kWaitStyle = QStringLiteral("color: #666; font-style: italic;");
 
 QString jsonText(const nlohmann::json& v) {
   if (v.is_string()) return QString::fromStdString(v.get<std::string>());
@@ -60,7 +110,8 @@ QString jsonText(const nlohmann::json& v) {
 
 }  // namespace
 
-RunForm::RunForm(QWidget* parent) : QWidget(parent) {
+RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(this)) {
+  connect(gate_, &TaskCheckGate::answered, this, [this] { revalidate(); });
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 4, 4, 4);
 
@@ -83,16 +134,29 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent) {
   top->addWidget(presetButton_);
   outer->addLayout(top);
 
-  auto* basic = new QFormLayout();
+  auto* basic = basic_ = new QFormLayout();
   basic->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   auto* advancedBox = new QWidget(this);
   auto* advanced = new QFormLayout(advancedBox);
   advanced->setContentsMargins(0, 0, 0, 0);
   advanced->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-  for (const FieldInfo& f : run_spec_fields()) {
-    const QString key = QString::fromLatin1(f.key);
-    QWidget* field = makeRow(key, QString::fromUtf8(f.help));
-    (basicKeys().contains(key) ? basic : advanced)->addRow(rows_.back().label, field);
+  QMap<QString, QString> help;
+  for (const FieldInfo& f : run_spec_fields())
+    help.insert(QString::fromLatin1(f.key), QString::fromUtf8(f.help));
+  const QStringList order = displayOrder();
+  for (int i = 0; i < order.size(); ++i) {
+    const QString& key = order[i];
+    QWidget* field = makeRow(key, help.value(key));
+    const bool user = isUserTaskKey(key);
+    (basicKeys().contains(key) || user ? basic : advanced)->addRow(rows_.back().label, field);
+    // The check's summary goes right under the last user-task row.
+    if (user && (i + 1 == order.size() || !isUserTaskKey(order[i + 1]))) {
+      checkLabel_ = new QLabel(this);
+      checkLabel_->setObjectName(QStringLiteral("task_check"));
+      checkLabel_->setWordWrap(true);
+      checkLabel_->setStyleSheet(QStringLiteral("color: #2e6b30;"));
+      basic->addRow(checkLabel_);
+    }
   }
   outer->addLayout(basic);
 
@@ -132,45 +196,7 @@ QWidget* RunForm::makeRow(const QString& key, const QString& help) {
   auto* line = new QHBoxLayout();
   line->setSpacing(2);
 
-  if (key == QLatin1String("task") || key == QLatin1String("device")) {
-    auto* combo = new QComboBox(box);
-    if (key == QLatin1String("task")) {
-      for (const std::string& t : known_tasks()) combo->addItem(QString::fromStdString(t));
-    } else {
-      combo->addItem(QStringLiteral("cpu"));
-      combo->addItem(QStringLiteral("cuda"));
-    }
-    connect(combo, &QComboBox::currentIndexChanged, this, [this] { revalidate(); });
-    r.editor = combo;
-  } else if (key == QLatin1String("nproc")) {
-    // Wider than the RunSpec allows: limits are validation messages, not clamps, so a preset
-    // asking for 0 ranks, or more GPUs than this machine has, says so instead of being changed.
-    auto* spin = new QSpinBox(box);
-    spin->setRange(0, 100000);
-    connect(spin, &QSpinBox::valueChanged, this, [this] { revalidate(); });
-    r.editor = spin;
-  } else {
-    auto* edit = new QLineEdit(box);
-    connect(edit, &QLineEdit::textChanged, this, [this] { revalidate(); });
-    r.editor = edit;
-    const bool path = key == QLatin1String("run_dir") || key == QLatin1String("resume") ||
-                      key == QLatin1String("metrics_file");
-    if (path) {
-      auto* browse = new QToolButton(box);
-      browse->setText(QStringLiteral("…"));
-      browse->setToolTip(tr("Choose…"));
-      connect(browse, &QToolButton::clicked, this, [this, edit, key] {
-        const QString chosen =
-            key == QLatin1String("metrics_file")
-                ? QFileDialog::getSaveFileName(this, labelFor(key), edit->text())
-                : QFileDialog::getExistingDirectory(this, labelFor(key), edit->text());
-        if (!chosen.isEmpty()) edit->setText(chosen);
-      });
-      line->addWidget(edit, 1);
-      line->addWidget(browse);
-    }
-    if (key == QLatin1String("dataset_size")) edit->setPlaceholderText(tr("0 = task default"));
-  }
+  r.editor = makeEditor(key, box, line);
   r.editor->setObjectName(key);
   r.editor->setToolTip(help);
   if (line->isEmpty()) line->addWidget(r.editor, 1);
@@ -178,7 +204,7 @@ QWidget* RunForm::makeRow(const QString& key, const QString& help) {
 
   r.error = new QLabel(box);
   r.error->setObjectName(key + QStringLiteral("_error"));
-  r.error->setStyleSheet(QStringLiteral("color: #c0392b;"));
+  r.error->setStyleSheet(kErrorStyle);
   r.error->setWordWrap(true);
   r.error->setVisible(false);
   v->addWidget(r.error);
@@ -187,8 +213,58 @@ QWidget* RunForm::makeRow(const QString& key, const QString& help) {
   r.hint->setWordWrap(true);
   r.hint->setVisible(false);
   v->addWidget(r.hint);
+  r.box = box;
   rows_.append(r);
   return box;
+}
+
+QWidget* RunForm::makeEditor(const QString& key, QWidget* box, QHBoxLayout* line) {
+  if (const QStringList choices = choicesFor(key); !choices.isEmpty()) {
+    auto* combo = new QComboBox(box);
+    combo->addItems(choices);
+    if (key == QLatin1String("task"))
+      for (int i = 0; i < int(task_catalog().size()); ++i)
+        combo->setItemData(i, QString::fromUtf8(task_catalog()[i].description), Qt::ToolTipRole);
+    connect(combo, &QComboBox::currentIndexChanged, this, [this] { revalidate(); });
+    return combo;
+  }
+  if (key == QLatin1String("nproc")) {
+    // Wider than the RunSpec allows: limits are validation messages, not clamps, so a preset
+    // asking for 0 ranks, or more GPUs than this machine has, says so instead of being changed.
+    auto* spin = new QSpinBox(box);
+    spin->setRange(0, 100000);
+    connect(spin, &QSpinBox::valueChanged, this, [this] { revalidate(); });
+    return spin;
+  }
+  auto* edit = new QLineEdit(box);
+  connect(edit, &QLineEdit::textChanged, this, [this] { revalidate(); });
+  const QString filter = openFilter(key);
+  const bool dir = key == QLatin1String("run_dir") || key == QLatin1String("resume");
+  const bool save = key == QLatin1String("metrics_file");
+  if (dir || save || !filter.isEmpty()) {
+    auto* browse = new QToolButton(box);
+    browse->setText(QStringLiteral("…"));
+    browse->setToolTip(tr("Choose…"));
+    connect(browse, &QToolButton::clicked, this, [this, edit, key, filter, dir] {
+      const QString label = labelFor(key);
+      const QString chosen = !filter.isEmpty()
+                                 ? QFileDialog::getOpenFileName(this, label, edit->text(), filter)
+                             : dir ? QFileDialog::getExistingDirectory(this, label, edit->text())
+                                   : QFileDialog::getSaveFileName(this, label, edit->text());
+      if (chosen.isEmpty()) return;
+      // Picked again (fixed on disk since?): check again even when the path is the same.
+      if (!filter.isEmpty()) gate_->recheck();
+      if (edit->text() == chosen)
+        revalidate();
+      else
+        edit->setText(chosen);
+    });
+    line->addWidget(edit, 1);
+    line->addWidget(browse);
+  }
+  if (key == QLatin1String("dataset_size")) edit->setPlaceholderText(tr("0 = task default"));
+  if (key == QLatin1String("eval_data")) edit->setPlaceholderText(tr("optional: no validation"));
+  return edit;
 }
 
 const RunForm::Row* RunForm::row(const QString& key) const {
@@ -261,12 +337,14 @@ void RunForm::revalidate() {
     const QString key = QString::fromStdString(e.field);
     if (!errors.contains(key)) errors.insert(key, QString::fromStdString(e.allowed));
   }
+  pending_.clear();
   // The one rule only this machine knows: how many GPUs there are.
   if (s.device == "cuda" && !errors.contains(QStringLiteral("device"))) {
-    if (probe_.status == ProbeResult::Status::Pending)
+    if (probe_.status == ProbeResult::Status::Pending) {
       errors.insert(QStringLiteral("device"),
                     tr("waiting for ddpdesk-worker --probe to count GPUs"));
-    else if (probe_.status == ProbeResult::Status::Ok && probe_.deviceCount == 0)
+      pending_.insert(QStringLiteral("device"));
+    } else if (probe_.status == ProbeResult::Status::Ok && probe_.deviceCount == 0)
       errors.insert(QStringLiteral("device"),
                     tr("no CUDA device on this machine (ddpdesk-worker --probe found none)"));
     else if (probe_.status == ProbeResult::Status::Ok && s.nproc > probe_.deviceCount &&
@@ -275,6 +353,8 @@ void RunForm::revalidate() {
                     tr("must be at most %1: one rank per GPU, and this machine has %1")
                         .arg(probe_.deviceCount));
   }
+  // The one rule only the worker can tell: whether the user's files load and fit together.
+  applyTaskCheck(s, errors);
   spec_ = s;
   errors_ = errors;
   bool advancedError = false;
@@ -282,10 +362,14 @@ void RunForm::revalidate() {
     const QString e = errors.value(r.key);
     r.error->setText(e);
     r.error->setVisible(!e.isEmpty());
-    advancedError = advancedError || (!e.isEmpty() && !basicKeys().contains(r.key));
+    const QString& style = pending_.contains(r.key) ? kWaitStyle : kErrorStyle;
+    if (r.error->styleSheet() != style) r.error->setStyleSheet(style);
+    advancedError =
+        advancedError || (!e.isEmpty() && !basicKeys().contains(r.key) && !isUserTaskKey(r.key));
   }
   // A problem in a collapsed section must not be invisible.
   if (advancedError) advancedToggle_->setChecked(true);
+  showUserTaskRows(s);
   updateHints();
   const bool batchOk = !errors.contains(QStringLiteral("nproc")) &&
                        !errors.contains(QStringLiteral("batch_size")) &&
@@ -297,6 +381,84 @@ void RunForm::revalidate() {
     valid_ = isValid();
     Q_EMIT validityChanged(valid_);
   }
+}
+
+void RunForm::applyTaskCheck(const RunSpec& s, QMap<QString, QString>& errors) {
+  // Checked only once every field the check reads is fine by the shared rules (and the GPU
+  // probe): until then those fields' own messages say what to fix.
+  bool checkable = needsTaskCheck(s);
+  for (auto it = errors.cbegin(); it != errors.cend() && checkable; ++it)
+    checkable = !isTaskCheckField(it.key().toStdString());
+  const TaskCheckResult& check = gate_->update(s, checkable);
+  if (!checkable) return;
+  const QString model = QStringLiteral("model");
+  switch (check.status) {
+    case TaskCheckResult::Status::Pending:
+      errors.insert(model, tr("checking the model and data (ddpdesk-worker --check)…"));
+      pending_.insert(model);
+      break;
+    case TaskCheckResult::Status::BadInput: {
+      // On the field the worker named; one the form has no row for goes with the model.
+      const QString key = row(check.field) ? check.field : model;
+      errors.insert(key, check.fieldMessage());
+      break;
+    }
+    case TaskCheckResult::Status::Failed:
+      errors.insert(model, tr("could not check the model and data: %1").arg(check.error));
+      break;
+    case TaskCheckResult::Status::Ok:
+      break;
+  }
+}
+
+void RunForm::showUserTaskRows(const RunSpec& s) {
+  const TaskInfo* task = find_task(s.task);
+  bool shown = task && task->user_files;
+  // A problem in a hidden row must not be invisible (a preset with a bad loss, say).
+  for (auto it = errors_.cbegin(); it != errors_.cend() && !shown; ++it)
+    shown = isUserTaskKey(it.key());
+  for (const Row& r : rows_)
+    if (isUserTaskKey(r.key)) basic_->setRowVisible(r.box, shown);
+  const TaskCheckResult& check = gate_->result();
+  const bool summary = shown && check.ok() && needsTaskCheck(s);
+  basic_->setRowVisible(checkLabel_, summary);
+  if (!summary) return;
+  QString text = QStringLiteral("✓ ") + taskCheckSummary(check);
+  for (const QString& w : check.warnings) text += QStringLiteral("\n⚠ ") + w;
+  checkLabel_->setText(text);
+  QStringList out;
+  for (qint64 d : check.outputShape) out << QString::number(d);
+  checkLabel_->setToolTip(
+      tr("ddpdesk-worker --check loaded the model and data and computed the %1 loss of one "
+         "sample.\nOutput per sample: [%2]; %3 parameter tensors, %4 buffers%5.")
+          .arg(check.loss, out.join(QLatin1Char(',')))
+          .arg(check.parameterTensors)
+          .arg(check.buffers)
+          .arg(check.classification ? tr("; reports accuracy") : QString()));
+}
+
+bool RunForm::isFieldShown(const QString& key) const {
+  const Row* r = row(key);
+  return r && !r->box->isHidden();
+}
+
+bool RunForm::waitingOnly() const {
+  if (errors_.isEmpty()) return false;
+  for (auto it = errors_.cbegin(); it != errors_.cend(); ++it)
+    if (!pending_.contains(it.key())) return false;
+  return true;
+}
+
+void RunForm::setWorkerProgram(std::function<QString()> program) {
+  gate_->setWorkerProgram(std::move(program));
+}
+
+void RunForm::setTaskCheckDelay(int ms) {
+  gate_->setDelay(ms);
+}
+
+const TaskCheckResult& RunForm::taskCheck() const {
+  return gate_->result();
 }
 
 QString RunForm::effectiveBatchText() const {

@@ -2,23 +2,33 @@
 // run_spec_fields(), so a new field shows up here without code), parsed and checked with the
 // shared rules (apply_fields + validate) on every edit; the problem is shown under the field.
 // Also: the effective global batch as you type, the GPU count bounded by what
-// `ddpdesk-worker --probe` reported, presets as JSON files.
+// `ddpdesk-worker --probe` reported, presets as JSON files. A task with the user's own files
+// (TaskInfo::user_files) shows their rows, and the worker's dry run (`--check`, through
+// TaskCheckGate) must pass before the form is valid: its summary under the rows, its complaint
+// under the field it names.
 #pragma once
 
 #include <QMap>
+#include <QSet>
 #include <QString>
 #include <QWidget>
+#include <functional>
 
 #include "device_probe.h"
 #include "run_spec.h"
+#include "task_check.h"
 
 class QComboBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QSpinBox;
 class QToolButton;
 class QWidget;
 
 namespace ddpdesk {
+
+class TaskCheckGate;
 
 class RunForm : public QWidget {
   Q_OBJECT
@@ -36,6 +46,20 @@ class RunForm : public QWidget {
   // The probe's answer bounds the GPU count when the device is CUDA.
   void setProbeResult(const ProbeResult& result);
   bool probePending() const { return probe_.status == ProbeResult::Status::Pending; }
+  // True when the form is invalid only because answers are still awaited (the GPU probe, the
+  // task check): nothing to fix, just wait.
+  bool waitingOnly() const;
+
+  // The worker that answers the task check; asked at each check (default: $DDPDESK_WORKER, or
+  // ddpdesk-worker next to the app). The debounce between an edit and the check (ms).
+  void setWorkerProgram(std::function<QString()> program);
+  void setTaskCheckDelay(int ms);
+  // The check's answer for the spec in the form (Pending while awaited or not applicable).
+  const TaskCheckResult& taskCheck() const;
+  // The line under the user-task rows: the check's summary when it passed.
+  QLabel* taskCheckLabel() const { return checkLabel_; }
+  // Whether a field's row is shown (the user-task rows only for tasks with user files).
+  bool isFieldShown(const QString& key) const;
 
   // Presets: the RunSpec JSON. Loading applies every field it can and reports the rest.
   QStringList loadPresetFile(const QString& path);
@@ -65,9 +89,13 @@ class RunForm : public QWidget {
     QWidget* editor = nullptr;
     QLabel* error = nullptr;
     QLabel* hint = nullptr;
+    QWidget* box = nullptr;  // the field column: editor, message, hint
   };
 
   QWidget* makeRow(const QString& key, const QString& help);
+  QWidget* makeEditor(const QString& key, QWidget* box, QHBoxLayout* line);
+  void applyTaskCheck(const RunSpec& s, QMap<QString, QString>& errors);
+  void showUserTaskRows(const RunSpec& s);
   const Row* row(const QString& key) const;
   void revalidate();
   void updateHints();
@@ -75,12 +103,16 @@ class RunForm : public QWidget {
   QList<Row> rows_;
   RunSpec spec_;
   QMap<QString, QString> errors_;
+  QSet<QString> pending_;  // errors_ keys that are an awaited answer, not a problem
   bool valid_ = false;
   bool filling_ = false;
   ProbeResult probe_;
   QLabel* batchLabel_ = nullptr;
   QToolButton* presetButton_ = nullptr;
   QToolButton* advancedToggle_ = nullptr;
+  QFormLayout* basic_ = nullptr;
+  TaskCheckGate* gate_ = nullptr;
+  QLabel* checkLabel_ = nullptr;
 };
 
 }  // namespace ddpdesk
