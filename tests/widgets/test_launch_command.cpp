@@ -67,6 +67,19 @@ class TestLaunchCommand : public QObject {
     QVERIFY(workerArguments(s).contains(QLatin1String("/tmp/m-{rank}.jsonl")));
   }
 
+  void userTaskFieldsOnlyForAUserTask() {
+    RunSpec s;
+    s.task = "script";
+    s.model = "/data/model.pt";
+    s.train_data = "/data/train.safetensors";
+    s.loss = "mse";
+    QVERIFY(torchrunCommand(s).endsWith(
+        QLatin1String("--model /data/model.pt --train-data /data/train.safetensors --loss mse")));
+    s.task = "fmnist-mlp";  // the form keeps the files while another task is chosen
+    QVERIFY(!workerArguments(s).contains(QLatin1String("--model")));
+    QVERIFY(!workerArguments(s).contains(QLatin1String("--loss")));
+  }
+
   void everyArgumentIsAFlagTheWorkerKnows() {
     // Round trip: the flags parse back, through the shared rules, into the same spec.
     RunSpec s;

@@ -21,10 +21,14 @@ QString valueText(const nlohmann::json& v) {
 QStringList workerArguments(const RunSpec& spec) {
   const nlohmann::json given = to_json(spec);
   const nlohmann::json defaults = to_json(RunSpec());
+  // The form keeps a user task's files while another task is chosen (to switch back); a task
+  // that does not read them does not get them.
+  const TaskInfo* task = find_task(spec.task);
+  const bool userFiles = task && task->user_files;
   QStringList args;
   for (const auto& f : run_spec_fields()) {
     const std::string key = f.key;
-    if (key == "nproc") continue;
+    if (key == "nproc" || (!userFiles && is_user_task_field(key))) continue;
     if (!alwaysShown(key) && given[key] == defaults[key]) continue;
     args << QString::fromStdString(field_label(key, Spelling::Flag));
     args << valueText(given[key]);
