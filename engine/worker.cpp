@@ -20,6 +20,7 @@
 #include "rank_env.h"
 #include "run_spec.h"
 #include "spec_flags.h"
+#include "task.h"
 #include "telemetry.h"
 #include "trainer.h"
 
@@ -81,6 +82,50 @@ int fail_input(const std::string& line) {
   return 2;
 }
 
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+// --check's answer: one JSON line on stdout (the GUI and headless mode read it).
+void print_check(const nlohmann::json& j) {
+  std::cout << j.dump() << std::endl;
+}
+
+nlohmann::json check_failure(const std::string& field, const std::string& line) {
+  return {{"ok", false}, {"field", field}, {"error", line}};
+}
+
+// "invalid --batch-size '0': ..." names the field as a flag; the GUI wants the JSON key.
+std::string field_of(const std::string& line) {
+  const std::string prefix = "invalid --";
+  if (line.rfind(prefix, 0) != 0) return "";
+  std::string key = line.substr(prefix.size(), line.find(' ', prefix.size()) - prefix.size());
+  for (auto& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+nlohmann::json tensor_json(const TensorInfo& t) {
+  return {{"dtype", t.dtype}, {"shape", t.shape}};
+}
+
+nlohmann::json check_summary(const RunSpec& spec, const Task& task) {
+  const TaskSummary s = task.summary();
+  return {{"ok", true},
+          {"task", spec.task},
+          {"parameters", s.parameters},
+          {"parameter_tensors", s.parameter_tensors},
+          {"buffers", s.buffers},
+          {"train_samples", s.train_samples},
+          {"eval_samples", s.eval_samples},
+          {"input", tensor_json(s.input)},
+          {"target", tensor_json(s.target)},
+          {"output_shape", s.output_shape},
+          {"loss", spec.task == "script" ? spec.loss : std::string("built-in")},
+          {"classification", task.classification()},
+          {"warnings", s.warnings}};
+}
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGTERM:
@@ -128,6 +173,10 @@ int worker_main(int argc, char** argv) {
   SpecFlags flags(app, /*with_nproc=*/false);
   bool want_probe = false;
   app.add_flag("--probe", want_probe, "print the devices this build can use as JSON and exit");
+  bool want_check = false;
+  app.add_flag("--check", want_check,
+               "load the task as a run would (model, data, one batch through forward and loss), "
+               "print a JSON summary and exit: 0 good, 2 bad input");
   if (int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
   if (want_probe) {
     std::cout << probe().dump() << std::endl;
@@ -137,11 +186,35 @@ int worker_main(int argc, char** argv) {
   RunSpec spec;
   auto problems = flags.build(spec);
   if (!problems.empty()) {
+    if (want_check) print_check(check_failure(field_of(problems[0]), problems[0]));
     for (const auto& p : problems) std::cerr << "ddpdesk-worker: " << p << "\n";
     return 2;
   }
   RankEnvResult env = read_rank_env();
+  if (!env.env && want_check) env.env = RankEnv{};  // a check needs no place in a job
   if (!env.env) return fail_input(env.error);
+
+  // The task (model and data) loads before anything is written: bad input leaves no trace.
+  torch::Device device(torch::kCPU);
+  std::unique_ptr<Task> task;
+  std::string setup_failure;
+  try {
+    device = choose_device(spec, *env.env);
+    task = make_task(spec, device);
+  } catch (const BadInput& bad) {
+    if (want_check) print_check(check_failure(bad.field(), bad.what()));
+    return fail_input(bad.what());
+  } catch (const std::exception& ex) {
+    setup_failure = first_line(ex.what());  // the machine's fault, not the input's: exit 1
+  }
+  if (want_check) {
+    if (!setup_failure.empty()) {
+      std::cerr << "ddpdesk-worker: " << setup_failure << "\n";
+      return 1;
+    }
+    print_check(check_summary(spec, *task));
+    return 0;
+  }
   if (!spec.run_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(spec.run_dir, ec);
@@ -187,6 +260,8 @@ int worker_main(int argc, char** argv) {
   TrainerOptions to;
   to.spec = spec;
   to.env = e;
+  to.task = task.get();
+  to.device = device;
   to.telemetry = telemetry.get();
   to.stop_requested = &g_stop;
   const char* debug = std::getenv("DDPDESK_DEBUG_STEPS");
@@ -194,18 +269,22 @@ int worker_main(int argc, char** argv) {
 
   int rc = 0;
   TrainResult r;
-  try {
-    r = run_training(to);
-    if (r.kind == TrainResult::Failed) {
-      telemetry->send(wire::Error{e.rank, r.message});
-      std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
-      rc = 1;
+  if (!setup_failure.empty()) {
+    r = {TrainResult::Failed, setup_failure};
+  } else {
+    try {
+      r = run_training(to);
+    } catch (const std::invalid_argument& ex) {  // bad input found once training set up
+      telemetry->send(wire::Error{e.rank, ex.what()});
+      std::cerr << "ddpdesk-worker: " << ex.what() << "\n";
+      r = {TrainResult::Failed, ex.what()};
+      rc = 2;
     }
-  } catch (const std::invalid_argument& ex) {
-    telemetry->send(wire::Error{e.rank, ex.what()});
-    std::cerr << "ddpdesk-worker: " << ex.what() << "\n";
-    r = {TrainResult::Failed, ex.what()};
-    rc = 2;
+  }
+  if (r.kind == TrainResult::Failed && rc == 0) {
+    telemetry->send(wire::Error{e.rank, r.message});
+    std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
+    rc = 1;
   }
   telemetry->close();
   if (!spec.run_dir.empty())

@@ -70,6 +70,7 @@ struct Encoder {
               {"time", num(m.time)},  {"samples_per_s", num(m.samples_per_s)}};
     if (m.collectives >= 0) j["collectives"] = m.collectives;
     if (!m.param_hash.empty()) j["param_hash"] = m.param_hash;
+    if (!m.buffer_hash.empty()) j["buffer_hash"] = m.buffer_hash;
     return j;
   }
   json operator()(const Eval& m) const {
@@ -107,6 +108,7 @@ Message decode_object(const json& j) {
     m.samples_per_s = r.real_or("samples_per_s", 0.0);
     m.collectives = r.integer_or("collectives", -1);
     m.param_hash = r.text_or("param_hash");
+    m.buffer_hash = r.text_or("buffer_hash");
     return m;
   }
   if (type == "hello") {

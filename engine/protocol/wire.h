@@ -38,6 +38,7 @@ struct Step {
   // Diagnostics, sent only when the worker runs with DDPDESK_DEBUG_STEPS=1 (tests use them):
   std::int64_t collectives = -1;  // collectives this rank has issued so far
   std::string param_hash;         // hash of every parameter's bytes after this step
+  std::string buffer_hash;        // hash of every buffer's bytes after this step (if any)
 };
 
 struct Eval {

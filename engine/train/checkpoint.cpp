@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include <torch/nn/module.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -24,7 +23,9 @@ namespace fs = std::filesystem;
 namespace ddpdesk {
 namespace {
 
-constexpr std::int64_t kFormat = 1;
+// 1: the model as nn::Module::save wrote it (an archive per submodule). 2: the model as one
+// name -> tensor dict, which any task (built-in or TorchScript) can give. Both load.
+constexpr std::int64_t kFormat = 2;
 
 void fsync_path(const std::string& p, int flags) {
   int fd = ::open(p.c_str(), flags | O_CLOEXEC);
@@ -50,6 +51,26 @@ void crash_here_if_asked(const std::string& tmp, std::int64_t step) {
   ::kill(::getpid(), SIGKILL);
 }
 
+// Format 1 kept "a.b.c" as archive a, inside it archive b, inside it tensor c.
+torch::Tensor read_nested(torch::serialize::InputArchive& ar, const std::string& name) {
+  const auto dot = name.find('.');
+  if (dot == std::string::npos) {
+    torch::Tensor t;
+    if (!ar.try_read(name, t)) throw std::runtime_error("no tensor '" + name + "'");
+    return t;
+  }
+  torch::serialize::InputArchive sub;
+  if (!ar.try_read(name.substr(0, dot), sub)) throw std::runtime_error("no tensor '" + name + "'");
+  return read_nested(sub, name.substr(dot + 1));
+}
+
+void copy_into(const NamedTensor& dst, const torch::Tensor& src) {
+  if (src.sizes() != dst.tensor.sizes() || src.scalar_type() != dst.tensor.scalar_type())
+    throw std::runtime_error("tensor '" + dst.name + "' does not match this task's model");
+  torch::NoGradGuard no_grad;
+  dst.tensor.copy_(src);
+}
+
 }  // namespace
 
 std::string checkpoint_dir(const std::string& run_dir) {
@@ -62,13 +83,14 @@ std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
   return (fs::path(checkpoint_dir(run_dir)) / name).string();
 }
 
-void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
-                     const TrainPosition& pos, const std::string& spec_json) {
+void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
+                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json) {
   torch::serialize::OutputArchive ar;
-  torch::serialize::OutputArchive model_ar, optim_ar;
-  model.save(model_ar);
+  torch::serialize::OutputArchive optim_ar;
+  c10::Dict<std::string, at::Tensor> state;
+  for (const auto& t : model) state.insert(t.name, t.tensor.detach().to(torch::kCPU));
   optimizer.save(optim_ar);
-  ar.write("model", model_ar);
+  ar.write("model", c10::IValue(state));
   ar.write("optimizer", optim_ar);
   ar.write("format", c10::IValue(kFormat));
   ar.write("epoch", c10::IValue(pos.epoch));
@@ -100,16 +122,33 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAda
   fsync_path(final_path.parent_path().string(), O_RDONLY | O_DIRECTORY);
 }
 
-void load_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
-                     TrainPosition& pos) {
+void load_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
+                     FusedAdam& optimizer, TrainPosition& pos) {
   try {
     torch::serialize::InputArchive ar;
     ar.load_from(path);
-    if (read_int(ar, "format") != kFormat) throw std::runtime_error("unknown format");
-    torch::serialize::InputArchive model_ar, optim_ar;
-    ar.read("model", model_ar);
+    const std::int64_t format = read_int(ar, "format");
+    if (format != 1 && format != kFormat) throw std::runtime_error("unknown format");
+    torch::serialize::InputArchive optim_ar;
     ar.read("optimizer", optim_ar);
-    model.load(model_ar);
+    if (format == 1) {
+      torch::serialize::InputArchive model_ar;
+      ar.read("model", model_ar);
+      for (const auto& t : model) copy_into(t, read_nested(model_ar, t.name));
+    } else {
+      c10::IValue v;
+      ar.read("model", v);
+      if (!v.isGenericDict()) throw std::runtime_error("model state is not a dict");
+      const auto dict = v.toGenericDict();
+      if (dict.size() != model.size())
+        throw std::runtime_error("it holds " + std::to_string(dict.size()) +
+                                 " model tensors, this task has " + std::to_string(model.size()));
+      for (const auto& t : model) {
+        auto it = dict.find(t.name);
+        if (it == dict.end()) throw std::runtime_error("no tensor '" + t.name + "'");
+        copy_into(t, it->value().toTensor());
+      }
+    }
     optimizer.load(optim_ar);
     pos.epoch = read_int(ar, "epoch");
     pos.window = read_int(ar, "window");

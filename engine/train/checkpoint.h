@@ -7,11 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace torch {
-namespace nn {
-class Module;
-}
-}  // namespace torch
+#include "task.h"  // NamedTensor
 
 namespace ddpdesk {
 
@@ -29,12 +25,14 @@ struct TrainPosition {
 std::string checkpoint_dir(const std::string& run_dir);
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 
-void save_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
-                     const TrainPosition& pos, const std::string& spec_json);
+// `model`: the task's parameters and buffers by name (Task::state()).
+void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
+                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json);
 
-// Loads into model/optimizer/pos. Throws std::runtime_error naming the file on any problem.
-void load_checkpoint(const std::string& path, torch::nn::Module& model, FusedAdam& optimizer,
-                     TrainPosition& pos);
+// Loads into the tensors of `model` (same names and shapes), optimizer and pos. Throws
+// std::runtime_error naming the file on any problem.
+void load_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
+                     FusedAdam& optimizer, TrainPosition& pos);
 
 // `where` is a checkpoint file or a run directory; for a directory, the newest checkpoint.
 // Throws std::runtime_error when there is none.

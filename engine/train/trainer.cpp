@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -17,8 +18,8 @@
 #include "dataset.h"
 #include "fused_adam.h"
 #include "grad_sync.h"
-#include "models.h"
 #include "sampler.h"
+#include "task.h"
 #include "telemetry.h"
 #include "window_plan.h"
 
@@ -65,7 +66,8 @@ std::unique_ptr<Communicator> make_cpu_communicator(const CommOptions& co) {
 
 class Trainer {
  public:
-  explicit Trainer(const TrainerOptions& o) : o_(o), spec_(o.spec), env_(o.env) {
+  explicit Trainer(const TrainerOptions& o)
+      : o_(o), spec_(o.spec), env_(o.env), task_(*o.task), device_(o.device) {
     // Test-only fault injection: a NaN loss on rank 0 at this optimizer step.
     if (const char* f = std::getenv("DDPDESK_FAULT_NAN_AT_STEP")) nan_at_step_ = std::atoll(f);
   }
@@ -83,38 +85,12 @@ class Trainer {
 
  private:
   void setup() {
-    if (spec_.device == "cuda") {
-      if (!torch::cuda::is_available())
-        throw std::invalid_argument(
-            "invalid --device 'cuda': no CUDA GPU is available to this worker");
-      int n = static_cast<int>(torch::cuda::device_count());
-      if (env_.local_rank >= n)
-        throw std::invalid_argument("invalid --device 'cuda': local rank " +
-                                    std::to_string(env_.local_rank) + " needs GPU " +
-                                    std::to_string(env_.local_rank) + " but only " +
-                                    std::to_string(n) + " GPU(s) exist (one GPU per rank)");
-      device_ = torch::Device(torch::kCUDA, env_.local_rank);
-    }
-    const std::int64_t n = spec_.resolved_dataset_size();
-    if (spec_.task == "seed") {
-      train_ = make_seed_dataset(n, spec_.seed);
-      eval_ = make_seed_dataset(std::max<std::int64_t>(1, n / 9), spec_.seed, n);
-      eval_batch_ = 256;
-    } else {
-      const std::string dir = default_fmnist_dir();
-      if (spec_.dataset_size > 60000)
-        throw std::invalid_argument("invalid --dataset-size '" +
-                                    std::to_string(spec_.dataset_size) +
-                                    "': Fashion-MNIST has 60000 training images");
-      train_ = make_fmnist_dataset(dir, "train", spec_.dataset_size);
-      eval_ = make_fmnist_dataset(dir, "t10k");
-      eval_batch_ = 1000;
-    }
-    if (train_->size() < env_.world)
-      throw std::invalid_argument("invalid --dataset-size '" + std::to_string(train_->size()) +
-                                  "': must be at least the world size " +
-                                  std::to_string(env_.world));
-    sampler_.dataset_size = train_->size();
+    const Dataset& train = task_.train_data();
+    if (train.size() < env_.world)
+      throw BadInput("dataset_size", "invalid --dataset-size '" + std::to_string(train.size()) +
+                                         "': must be at least the world size " +
+                                         std::to_string(env_.world));
+    sampler_.dataset_size = train.size();
     sampler_.world = env_.world;
     sampler_.rank = env_.rank;
     sampler_.seed = spec_.seed;
@@ -122,10 +98,8 @@ class Trainer {
     plan_.batch = spec_.batch_size;
     plan_.accum = spec_.accum_steps;
 
-    torch::manual_seed(static_cast<std::uint64_t>(spec_.seed));
-    model_ = make_model(spec_.task);
-    model_->to(device_);
-    params_ = model_->parameters();
+    params_ = task_.parameters();
+    buffers_ = task_.buffers();
     AdamOptions adam;
     adam.lr = spec_.lr;
     adam.weight_decay = spec_.weight_decay;
@@ -135,16 +109,16 @@ class Trainer {
       std::string path;
       try {
         path = resolve_checkpoint(spec_.resume);
-        load_checkpoint(path, *model_, *optimizer_, pos_);
+        load_checkpoint(path, task_.state(), *optimizer_, pos_);
       } catch (const std::runtime_error& e) {
-        throw std::invalid_argument(e.what());  // a bad --resume is bad input
+        throw BadInput("resume", e.what());  // a bad --resume is bad input
       }
       resumed_from_ = path;
       resumed_samples_ = last_log_samples_ = pos_.samples;
       last_log_time_ = pos_.train_seconds;
       if (pos_.epoch > spec_.epochs || (pos_.epoch == spec_.epochs && pos_.window > 0))
-        throw std::invalid_argument("invalid --epochs '" + std::to_string(spec_.epochs) +
-                                    "': the checkpoint is already past it");
+        throw BadInput("epochs", "invalid --epochs '" + std::to_string(spec_.epochs) +
+                                     "': the checkpoint is already past it");
     }
 
     // DDPDESK_FORCE_COMM=1 builds the communicator even for one rank, so a one-GPU machine can
@@ -157,6 +131,7 @@ class Trainer {
       co.cuda_device = device_.is_cuda() ? device_.index() : -1;
       comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_cpu_communicator(co);
       broadcast_parameters();
+      broadcast_buffers();
     }
     sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap_communication());
   }
@@ -182,6 +157,40 @@ class Trainer {
       p.detach().copy_(all.narrow(0, off, p.numel()).view(p.sizes()));
       off += p.numel();
     }
+  }
+
+  // PyTorch DDP's default (broadcast_buffers=True): rank 0's buffers (BatchNorm running
+  // statistics) win. DDP sends them before the first forward of each window; sending them after
+  // the window's last forward instead is the same for every later forward, and also leaves the
+  // ranks equal for validation, checkpoints and the step's buffer hash. One broadcast per dtype.
+  void broadcast_buffers() {
+    if (!comm_ || buffers_.empty()) return;
+    torch::NoGradGuard no_grad;
+    std::map<torch::ScalarType, std::vector<torch::Tensor>> by_type;
+    for (const auto& b : buffers_) by_type[b.tensor.scalar_type()].push_back(b.tensor);
+    for (auto& [type, group] : by_type) {
+      std::vector<torch::Tensor> flat;
+      for (const auto& t : group) flat.push_back(t.reshape(-1));
+      torch::Tensor all = torch::cat(flat).contiguous();
+      comm_->broadcast(all, 0);
+      std::int64_t off = 0;
+      for (auto& t : group) {
+        t.copy_(all.narrow(0, off, t.numel()).view(t.sizes()));
+        off += t.numel();
+      }
+    }
+  }
+
+  // Dropout and any other randomness in the model: a stream per rank (masks differ between
+  // ranks, as they do under PyTorch DDP) and per optimizer step, so a resumed run draws exactly
+  // what an uninterrupted one would, without carrying every rank's generator state.
+  void seed_step_rng() const {
+    std::uint64_t x = static_cast<std::uint64_t>(spec_.seed) * 0x9E3779B97F4A7C15ULL ^
+                      (static_cast<std::uint64_t>(env_.rank) << 32) ^
+                      static_cast<std::uint64_t>(pos_.step);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    torch::manual_seed(x ^ (x >> 31));
   }
 
   void send(const wire::Message& m) {
@@ -237,12 +246,14 @@ class Trainer {
     const double scale = 1.0 / static_cast<double>(global_n);
     const double t_window = now_s();
 
+    if (seed_rng_) seed_step_rng();
     torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
     for (std::int64_t m = m0; m < m1; ++m) {
       auto first = indices.begin() + plan_.micro_begin(m);
       auto last = indices.begin() + plan_.micro_end(m);
-      Batch batch = to_device(train_->batch(std::vector<std::int64_t>(first, last)), device_);
-      torch::Tensor loss = model_->loss_sum(model_->forward(batch), batch);
+      Batch batch =
+          to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
+      torch::Tensor loss = task_.loss_sum(task_.forward(batch), batch);
       if (nan_at_step_ == pos_.step + 1 && env_.rank == 0)
         loss = loss * std::numeric_limits<float>::quiet_NaN();  // fault injection for tests
       window_loss += loss.detach();
@@ -258,6 +269,7 @@ class Trainer {
     }
     sync_->finish_window();
     optimizer_->step();
+    broadcast_buffers();
 
     ++pos_.window;
     ++pos_.step;
@@ -292,6 +304,11 @@ class Trainer {
         if (o_.debug_steps) {
           s.collectives = comm_ ? comm_->collectives() : 0;
           s.param_hash = hash_params(params_);
+          if (!buffers_.empty()) {
+            std::vector<torch::Tensor> b;
+            for (const auto& nb : buffers_) b.push_back(nb.tensor);
+            s.buffer_hash = hash_params(b);
+          }
         }
         last_global_loss_ = s.global_loss;
         send(s);
@@ -310,20 +327,25 @@ class Trainer {
   }
 
   void evaluate() {
+    const Dataset* eval = task_.eval_data();
+    if (!eval) return;
     torch::NoGradGuard no_grad;
     const double t = now_s();
     double loss_sum = 0, correct = 0, count = 0;
     std::vector<std::int64_t> mine;
-    for (std::int64_t i = env_.rank; i < eval_->size(); i += env_.world) mine.push_back(i);
-    for (std::size_t s = 0; s < mine.size(); s += eval_batch_) {
-      auto end = mine.begin() + std::min(mine.size(), s + eval_batch_);
-      Batch b = to_device(eval_->batch(std::vector<std::int64_t>(mine.begin() + s, end)), device_);
-      torch::Tensor out = model_->forward(b);
-      loss_sum += model_->loss_sum(out, b).item<double>();
-      std::int64_t c = model_->correct(out, b);
-      if (c >= 0) correct += static_cast<double>(c);
+    for (std::int64_t i = env_.rank; i < eval->size(); i += env_.world) mine.push_back(i);
+    const std::size_t eval_batch = static_cast<std::size_t>(task_.eval_batch());
+    task_.set_training(false);
+    for (std::size_t s = 0; s < mine.size(); s += eval_batch) {
+      auto end = mine.begin() + std::min(mine.size(), s + eval_batch);
+      Batch b = to_device(eval->batch(std::vector<std::int64_t>(mine.begin() + s, end)), device_);
+      torch::Tensor out = task_.forward(b);
+      loss_sum += task_.loss_sum(out, b).item<double>();
+      const double c = task_.correct(out, b);
+      if (c >= 0) correct += c;
       count += static_cast<double>(b.size);
     }
+    task_.set_training(true);
     torch::Tensor sums = torch::tensor({loss_sum, correct, count}, torch::kDouble);
     if (comm_) {
       sums = sums.to(device_);
@@ -332,21 +354,21 @@ class Trainer {
     }
     const double n = sums[2].item<double>();
     last_eval_loss_ = sums[0].item<double>() / n;
-    if (spec_.is_classification()) last_eval_acc_ = sums[1].item<double>() / n;
+    if (task_.classification()) last_eval_acc_ = sums[1].item<double>() / n;
     if (env_.rank == 0) {
       wire::Eval e;
       e.rank = 0;
       e.epoch = static_cast<int>(pos_.epoch);
       e.step = pos_.step;
       e.loss = last_eval_loss_;
-      if (spec_.is_classification()) e.accuracy = last_eval_acc_;
+      if (task_.classification()) e.accuracy = last_eval_acc_;
       e.samples = static_cast<std::int64_t>(n);
       e.time = run_time();
       send(e);
       std::fprintf(
           stderr, "ddpdesk-worker[0] eval epoch %lld: loss %.5g%s (%.2fs)\n",
           static_cast<long long>(pos_.epoch + 1), last_eval_loss_,
-          spec_.is_classification() ? (" accuracy " + std::to_string(last_eval_acc_)).c_str() : "",
+          task_.classification() ? (" accuracy " + std::to_string(last_eval_acc_)).c_str() : "",
           now_s() - t);
     }
   }
@@ -356,12 +378,19 @@ class Trainer {
     p.train_seconds = run_time();
     const std::string path = checkpoint_path(spec_.run_dir, p.step);
     last_checkpoint_ = now_s();
-    save_checkpoint(path, *model_, *optimizer_, p, to_json_text(spec_));
+    save_checkpoint(path, task_.state(), *optimizer_, p, to_json_text(spec_));
     last_checkpoint_path_ = path;
     prune_checkpoints(spec_.run_dir, spec_.keep_checkpoints);
     auto e = event("checkpoint");
     e.path = path;
     send(e);
+    // The trained model in a form a person can load elsewhere, next to every checkpoint.
+    const std::string model_path = spec_.run_dir + "/model.pt";
+    if (task_.export_model(model_path)) {
+      auto m = event("model");
+      m.path = model_path;
+      send(m);
+    }
   }
 
   TrainResult stop() {
@@ -406,7 +435,7 @@ class Trainer {
         spec_.epochs, static_cast<long long>(pos_.step), train_time_,
         train_time_ > 0 ? static_cast<double>(trained) / train_time_ : 0.0, last_global_loss_,
         last_eval_loss_);
-    if (spec_.is_classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
+    if (task_.classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
     std::printf("\n");
     std::fflush(stdout);
   }
@@ -415,13 +444,13 @@ class Trainer {
   TrainerOptions o_;
   RunSpec spec_;
   RankEnv env_;
-  torch::Device device_{torch::kCPU};
-  std::unique_ptr<Dataset> train_, eval_;
-  std::size_t eval_batch_ = 256;
+  Task& task_;
+  torch::Device device_;
   SamplerOptions sampler_;
   WindowPlan plan_;
-  std::shared_ptr<TaskModel> model_;
   std::vector<torch::Tensor> params_;
+  std::vector<NamedTensor> buffers_;
+  bool seed_rng_ = true;
   std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
@@ -437,6 +466,19 @@ class Trainer {
 };
 
 }  // namespace
+
+torch::Device choose_device(const RunSpec& spec, const RankEnv& env) {
+  if (spec.device != "cuda") return torch::Device(torch::kCPU);
+  if (!torch::cuda::is_available())
+    throw BadInput("device", "invalid --device 'cuda': no CUDA GPU is available to this worker");
+  const int n = static_cast<int>(torch::cuda::device_count());
+  if (env.local_rank >= n)
+    throw BadInput("device", "invalid --device 'cuda': local rank " +
+                                 std::to_string(env.local_rank) + " needs GPU " +
+                                 std::to_string(env.local_rank) + " but only " + std::to_string(n) +
+                                 " GPU(s) exist (one GPU per rank)");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+}
 
 TrainResult run_training(const TrainerOptions& options) {
   Trainer t(options);

@@ -8,16 +8,25 @@
 #include <string>
 #include <utility>
 
+#include <torch/types.h>
+
 #include "rank_env.h"
 #include "run_spec.h"
 
 namespace ddpdesk {
 
+class Task;
 class Telemetry;
+
+// The device this rank trains on: CPU, or the GPU its local rank names (one GPU per rank).
+// Throws BadInput (task.h) when the spec asks for CUDA that this machine cannot give.
+torch::Device choose_device(const RunSpec& spec, const RankEnv& env);
 
 struct TrainerOptions {
   RunSpec spec;
   RankEnv env;
+  Task* task = nullptr;  // made by make_task on `device`; the trainer never asks which it is
+  torch::Device device{torch::kCPU};
   Telemetry* telemetry = nullptr;
   const std::atomic<bool>* stop_requested = nullptr;  // set by SIGTERM/SIGINT
   bool debug_steps = false;  // add collective counts and parameter hashes to step messages

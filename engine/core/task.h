@@ -1,0 +1,107 @@
+// A task is everything the trainer trains without knowing what it is: the model's parameters and
+// buffers, training and validation data, the per-sample loss and the evaluation metrics. The
+// built-in tasks (seed, fmnist-mlp, fmnist-cnn) and the user's TorchScript task sit behind it
+// alike; the trainer, checkpoints, sampler and gradient sync never ask which one runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "dataset.h"
+
+namespace ddpdesk {
+
+struct RunSpec;
+
+// Bad input found while setting a run up: which run-spec field (JSON key) and one line naming
+// the flag, the value and what is wrong. The worker maps it to exit code 2.
+class BadInput : public std::invalid_argument {
+ public:
+  BadInput(std::string field, const std::string& line)
+      : std::invalid_argument(line), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+struct NamedTensor {
+  std::string name;
+  torch::Tensor tensor;
+};
+
+struct TensorInfo {
+  std::string dtype;                // "float32", "int64", ...
+  std::vector<std::int64_t> shape;  // the whole tensor, sample dimension first
+};
+
+// What a task is made of, for `ddpdesk-worker --check` and the GUI.
+struct TaskSummary {
+  std::int64_t parameters = 0;         // scalars
+  std::int64_t parameter_tensors = 0;  // tensors
+  std::int64_t buffers = 0;            // buffer tensors (e.g. BatchNorm running statistics)
+  std::int64_t train_samples = 0;
+  std::int64_t eval_samples = 0;
+  TensorInfo input, target;                // of the training data
+  std::vector<std::int64_t> output_shape;  // the model's output for one sample
+  std::vector<std::string> warnings;       // worth saying, not worth refusing
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  virtual const Dataset& train_data() const = 0;
+  virtual const Dataset* eval_data() const = 0;  // null: the run has no validation
+  virtual std::int64_t eval_batch() const = 0;   // samples per validation forward
+
+  // Trainable parameters in registration order (gradient buckets go in reverse of it); each a
+  // contiguous float32 leaf the optimizer updates in place.
+  virtual std::vector<torch::Tensor> parameters() = 0;
+  // Buffers kept equal on every rank the way PyTorch DDP does by default: rank 0's win.
+  virtual std::vector<NamedTensor> buffers() = 0;
+  // Parameters and buffers by name: what a checkpoint holds of the model.
+  virtual std::vector<NamedTensor> state() = 0;
+
+  virtual void set_training(bool on) = 0;
+  virtual torch::Tensor forward(const Batch& batch) = 0;
+  // Sum (not mean) of the batch's per-sample losses: the trainer divides by the window's global
+  // sample count itself, which is what makes accumulation exact.
+  virtual torch::Tensor loss_sum(const torch::Tensor& output, const Batch& batch) = 0;
+  // Correctly classified samples (fractions allowed), or a negative value for tasks without an
+  // accuracy.
+  virtual double correct(const torch::Tensor& output, const Batch& batch) = 0;
+  virtual bool classification() const = 0;
+
+  virtual TaskSummary summary() const = 0;
+  // Writes the trained model as a file a person can use elsewhere (the user's task: TorchScript
+  // for torch.jit.load). Returns false when the task has no such form.
+  virtual bool export_model(const std::string& path) {
+    (void)path;
+    return false;
+  }
+};
+
+// The task the spec names, on `device`, checked by a dry run (one sample through forward and
+// loss) before anything else starts. Throws BadInput for anything wrong with the spec's task,
+// model or data. Parameters are initialised from torch's global seed, seeded here from the spec.
+std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device);
+
+// Whether every catalog task has an implementation (a test keeps the table and the engine in step).
+bool has_task_implementation(const std::string& name);
+
+// Built-in and user tasks; make_task picks among them through the catalog.
+std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device& device);
+std::unique_ptr<Task> make_script_task(const RunSpec& spec, const torch::Device& device);
+
+// Shape and dtype text for messages and summaries: "float32", "[64, 1, 28, 28]".
+std::string dtype_name(const torch::Tensor& t);
+std::string shape_text(torch::IntArrayRef shape);
+TensorInfo tensor_info(const torch::Tensor& t);
+
+}  // namespace ddpdesk

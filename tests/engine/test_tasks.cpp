@@ -1,0 +1,151 @@
+// The task layer: every catalog name has an implementation, built-in tasks come through
+// make_task, and a checkpoint written from a task's state loads back into a fresh task bit for
+// bit (the format-2 dict) — also from the format-1 layout older runs wrote.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <torch/serialize/output-archive.h>
+#include <torch/torch.h>
+
+#include "checkpoint.h"
+#include "fused_adam.h"
+#include "models.h"
+#include "run_spec.h"
+#include "task.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ddpdesk;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/ddpdesk-tasks-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+RunSpec seed_spec(std::int64_t seed) {
+  RunSpec s;
+  s.task = "seed";
+  s.dataset_size = 64;
+  s.seed = seed;
+  return s;
+}
+
+bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(),
+                     a.numel() * a.element_size()) == 0;
+}
+
+TEST(Tasks, EveryCatalogTaskHasAnImplementation) {
+  for (const auto& t : task_catalog()) EXPECT_TRUE(has_task_implementation(t.name)) << t.name;
+  EXPECT_FALSE(has_task_implementation("resnet"));
+}
+
+TEST(Tasks, BuiltinTaskThroughMakeTask) {
+  auto task = make_task(seed_spec(3), torch::Device(torch::kCPU));
+  EXPECT_EQ(task->train_data().size(), 64);
+  ASSERT_NE(task->eval_data(), nullptr);
+  EXPECT_FALSE(task->classification());
+  EXPECT_EQ(task->parameters().size(), 2u);  // Linear(10, 1): weight, bias
+  EXPECT_TRUE(task->buffers().empty());
+  const TaskSummary s = task->summary();
+  EXPECT_EQ(s.parameters, 11);
+  EXPECT_EQ(s.train_samples, 64);
+  EXPECT_TRUE(s.output_shape.empty());                        // one prediction per sample
+  EXPECT_FALSE(task->export_model("/nonexistent/model.pt"));  // no TorchScript form
+}
+
+TEST(Tasks, MissingUserFilesAreBadInputNamingTheField) {
+  RunSpec s;
+  s.task = "script";
+  s.model = "/nonexistent/model.pt";
+  s.train_data = "/nonexistent/train.safetensors";
+  try {
+    make_task(s, torch::Device(torch::kCPU));
+    FAIL() << "no error";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(e.field(), "model");
+    EXPECT_STREQ(e.what(), "invalid --model '/nonexistent/model.pt': no such file");
+  }
+}
+
+TEST(Tasks, CheckpointRoundTripsTheTaskState) {
+  TempDir dir;
+  auto a = make_task(seed_spec(1), torch::Device(torch::kCPU));
+  auto b = make_task(seed_spec(2), torch::Device(torch::kCPU));  // other seed: other init
+  ASSERT_FALSE(same_bits(a->parameters()[0], b->parameters()[0]));
+  FusedAdam opt_a(a->parameters(), {}), opt_b(b->parameters(), {});
+  TrainPosition pos;
+  pos.epoch = 2;
+  pos.step = 17;
+  const std::string path = dir.path() + "/c.pt";
+  save_checkpoint(path, a->state(), opt_a, pos, "{}");
+  TrainPosition back;
+  load_checkpoint(path, b->state(), opt_b, back);
+  EXPECT_EQ(back.step, 17);
+  for (std::size_t i = 0; i < a->parameters().size(); ++i)
+    EXPECT_TRUE(same_bits(a->parameters()[i], b->parameters()[i])) << i;
+}
+
+TEST(Tasks, CheckpointOfAnotherModelIsRefused) {
+  TempDir dir;
+  auto seed = make_task(seed_spec(1), torch::Device(torch::kCPU));
+  FusedAdam opt(seed->parameters(), {});
+  const std::string path = dir.path() + "/c.pt";
+  save_checkpoint(path, seed->state(), opt, {}, "{}");
+  torch::manual_seed(0);
+  auto mlp = make_model("fmnist-mlp");
+  std::vector<NamedTensor> mlp_state;
+  for (const auto& p : mlp->named_parameters()) mlp_state.push_back({p.key(), p.value()});
+  FusedAdam mlp_opt(mlp->parameters(), {});
+  TrainPosition pos;
+  EXPECT_THROW(load_checkpoint(path, mlp_state, mlp_opt, pos), std::runtime_error);
+}
+
+// Runs before this change wrote the model with nn::Module::save (an archive per submodule).
+TEST(Tasks, FormatOneCheckpointStillLoads) {
+  TempDir dir;
+  torch::manual_seed(5);
+  auto old_model = make_model("fmnist-mlp");
+  FusedAdam old_opt(old_model->parameters(), {});
+  torch::serialize::OutputArchive ar, model_ar, optim_ar;
+  old_model->save(model_ar);
+  old_opt.save(optim_ar);
+  ar.write("model", model_ar);
+  ar.write("optimizer", optim_ar);
+  ar.write("format", c10::IValue(std::int64_t{1}));
+  for (const char* k : {"epoch", "window", "step", "samples"})
+    ar.write(k, c10::IValue(std::int64_t{3}));
+  ar.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+  const std::string path = dir.path() + "/old.pt";
+  ar.save_to(path);
+
+  torch::manual_seed(6);
+  auto fresh = make_model("fmnist-mlp");
+  std::vector<NamedTensor> state;
+  for (const auto& p : fresh->named_parameters()) state.push_back({p.key(), p.value()});
+  FusedAdam opt(fresh->parameters(), {});
+  TrainPosition pos;
+  load_checkpoint(path, state, opt, pos);
+  EXPECT_EQ(pos.step, 3);
+  for (std::size_t i = 0; i < fresh->parameters().size(); ++i)
+    EXPECT_TRUE(same_bits(fresh->parameters()[i], old_model->parameters()[i])) << i;
+}
+
+}  // namespace
