@@ -154,6 +154,7 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
       checkLabel_ = new QLabel(this);
       checkLabel_->setObjectName(QStringLiteral("task_check"));
       checkLabel_->setWordWrap(true);
+      checkLabel_->setTextFormat(Qt::RichText);
       checkLabel_->setStyleSheet(QStringLiteral("color: #2e6b30;"));
       basic->addRow(checkLabel_);
     }
@@ -423,9 +424,10 @@ void RunForm::showUserTaskRows(const RunSpec& s) {
   const bool summary = shown && check.ok() && needsTaskCheck(s);
   basic_->setRowVisible(checkLabel_, summary);
   if (!summary) return;
-  QString text = QStringLiteral("✓ ") + taskCheckSummary(check);
-  for (const QString& w : check.warnings) text += QStringLiteral("\n⚠ ") + w;
-  checkLabel_->setText(text);
+  QString html = QStringLiteral("✓ ") + taskCheckSummary(check).toHtmlEscaped();
+  for (const QString& w : check.warnings)
+    html += QStringLiteral("<br><span style=\"color:#9a6700\">⚠ %1</span>").arg(w.toHtmlEscaped());
+  checkLabel_->setText(html);
   QStringList out;
   for (qint64 d : check.outputShape) out << QString::number(d);
   checkLabel_->setToolTip(
