@@ -171,11 +171,14 @@ class ShmCommunicator : public Communicator {
       throw std::logic_error("shm collectives need contiguous CPU tensors");
     auto* data = static_cast<char*>(t.data_ptr());
     const std::int64_t n = t.numel() * t.element_size();
+    // Staged in the root's own slot, not in the shared result: a peer may still be copying the
+    // previous allreduce's sums out of the result when the root gets here, while every slot is
+    // free once that allreduce's second barrier has passed.
     for (std::int64_t off = 0; off < n; off += kSlotBytes) {
       const std::int64_t len = std::min<std::int64_t>(kSlotBytes, n - off);
-      if (env_.rank == root) std::memcpy(result(), data + off, len);
+      if (env_.rank == root) std::memcpy(slot(root), data + off, len);
       barrier_wait();
-      if (env_.rank != root) std::memcpy(data + off, result(), len);
+      if (env_.rank != root) std::memcpy(data + off, slot(root), len);
       barrier_wait();
     }
   }

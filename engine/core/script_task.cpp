@@ -4,6 +4,7 @@
 // at load time, by checks and a dry run (two samples through forward and loss), and reported as
 // BadInput naming the field: a run never starts on input that cannot train.
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/script.h>
 
@@ -148,6 +149,12 @@ class TensorDataset final : public Dataset {
 class ScriptTask final : public Task {
  public:
   ScriptTask(const RunSpec& spec, const torch::Device& device) : spec_(spec), device_(device) {
+    // The graph executor's optimised graphs (after a few profiling runs) differentiate with
+    // TorchScript's own autodiff and decompose ops such as dropout: the numbers, and the random
+    // draws, would change a few steps into every process. Unoptimised, the module runs the
+    // same kernels and autograd as eager PyTorch at every step, so a resumed run repeats an
+    // uninterrupted one bit for bit and the losses match PyTorch DDP.
+    torch::jit::setGraphExecutorOptimize(false);
     load_model();
     TensorPair train = read_pair(spec, "train_data", spec.train_data, spec.dataset_size);
     // Floating inputs are fed at the parameters' precision (float16 files train as float32);

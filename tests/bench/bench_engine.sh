@@ -27,7 +27,13 @@ py_seed() {
   done
 }
 
-seed_py=(); seed_cc=(); mlp_py=(); mlp_cc=(); acc_py=(); acc_cc=()
+# The user task: the same 784-512-256-10 MLP, scripted by the example, on the same images.
+user=$(mktemp -d /tmp/ddpdesk-bench-user-XXXXXX)
+trap 'rm -rf "$user"' EXIT
+/usr/bin/python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp >/dev/null ||
+  { echo "bench: examples/make_user_task.py failed"; exit 1; }
+
+seed_py=(); seed_cc=(); mlp_py=(); mlp_cc=(); acc_py=(); acc_cc=(); user_cc=(); user_acc=()
 for ((i = 0; i < rounds; i++)); do
   seed_py+=("$(py_seed 10 | field samples_per_s)")
   seed_cc+=("$(scripts/launch-local.sh 2 "$worker" --task seed --epochs 10 --batch-size 4 \
@@ -38,6 +44,10 @@ for ((i = 0; i < rounds; i++)); do
   out=$(scripts/launch-local.sh 2 "$worker" --task fmnist-mlp --epochs 1 --batch-size 64 \
       --lr 1e-3 2>/dev/null)
   mlp_cc+=("$(echo "$out" | field samples_per_s)"); acc_cc+=("$(echo "$out" | field test_acc)")
+  out=$(scripts/launch-local.sh 2 "$worker" --task script --model "$user/model.pt" \
+      --train-data "$user/train.safetensors" --eval-data "$user/eval.safetensors" --epochs 1 \
+      --batch-size 64 --lr 1e-3 2>/dev/null)
+  user_cc+=("$(echo "$out" | field samples_per_s)"); user_acc+=("$(echo "$out" | field test_acc)")
 done
 
 row() {  # name python ddpdesk target
@@ -51,5 +61,10 @@ row "seed task, batch 4, 10 epochs" "$(printf '%s\n' "${seed_py[@]}" | best)" \
   "$(printf '%s\n' "${seed_cc[@]}" | best)" ">= 10x"
 row "fmnist-mlp, batch 64, 1 epoch" "$(printf '%s\n' "${mlp_py[@]}" | best)" \
   "$(printf '%s\n' "${mlp_cc[@]}" | best)" ">= 2x"
+row "script task (TorchScript MLP), batch 64" "$(printf '%s\n' "${mlp_py[@]}" | best)" \
+  "$(printf '%s\n' "${user_cc[@]}" | best)" ">= 2x"
+awk -v u="$(printf '%s\n' "${user_cc[@]}" | best)" -v b="$(printf '%s\n' "${mlp_cc[@]}" | best)" \
+  'BEGIN { printf "script task / built-in fmnist-mlp throughput: %.2f (target: >= 0.83, i.e. within 1.2x)\n", (b > 0 ? u / b : 0) }'
+echo "script task test accuracy after 1 epoch: $(printf '%s\n' "${user_acc[@]}" | best)"
 echo "fmnist-mlp test accuracy after 1 epoch: Python $(printf '%s\n' "${acc_py[@]}" | best)," \
   "ddpdesk $(printf '%s\n' "${acc_cc[@]}" | best) (target: no worse)"
