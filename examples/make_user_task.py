@@ -32,7 +32,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-FMNIST_DIR = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
+# Debian's dataset-fashion-mnist; DDPDESK_FMNIST_DIR points elsewhere, as for the worker.
+FMNIST_DIR = os.environ.get("DDPDESK_FMNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 FMNIST_MEAN, FMNIST_STD = 0.2860, 0.3530          # the engine's fmnist tasks use the same
 
 

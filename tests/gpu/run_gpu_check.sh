@@ -33,6 +33,15 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=29531 RANK=0 WORLD_SIZE=1 DDPDESK_FORCE_COMM=1
 echo "== Python DDP reference, same GPU"
 MASTER_ADDR=127.0.0.1 MASTER_PORT=29532 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
   python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2
+echo "== user task (task script): the example's TorchScript MLP on CUDA, then the model on CPU"
+user=$(mktemp -d)
+python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
+"$w" --check --task script --device cuda --model "$user/model.pt" \
+  --train-data "$user/train.safetensors" --eval-data "$user/eval.safetensors"
+MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 DDPDESK_FORCE_COMM=1 \
+  "$w" --task script --device cuda --model "$user/model.pt" --train-data "$user/train.safetensors" \
+  --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 --run-dir "$user/run"
+python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1]); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters')" "$user/run/model.pt"
 echo "== two ranks on one GPU must fail clearly"
 set +e
 scripts/launch-local.sh 2 "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 256 2>&1 | grep -m1 -E "GPU|error"
