@@ -71,6 +71,13 @@ struct Encoder {
     if (m.collectives >= 0) j["collectives"] = m.collectives;
     if (!m.param_hash.empty()) j["param_hash"] = m.param_hash;
     if (!m.buffer_hash.empty()) j["buffer_hash"] = m.buffer_hash;
+    if (m.times) {
+      const StepTimes& t = *m.times;
+      j["time_ms"] = {{"data", num(t.data)},           {"forward", num(t.forward)},
+                      {"backward", num(t.backward)},   {"comm", num(t.comm)},
+                      {"optimizer", num(t.optimizer)}, {"telemetry", num(t.telemetry)},
+                      {"step", num(t.step)},           {"steps", t.steps}};
+    }
     return j;
   }
   json operator()(const Eval& m) const {
@@ -109,6 +116,21 @@ Message decode_object(const json& j) {
     m.collectives = r.integer_or("collectives", -1);
     m.param_hash = r.text_or("param_hash");
     m.buffer_hash = r.text_or("buffer_hash");
+    if (j.contains("time_ms")) {
+      const json& tj = j.at("time_ms");
+      if (!tj.is_object()) throw std::runtime_error("'time_ms' not an object");
+      Reader t{tj};
+      StepTimes st;
+      st.data = t.real_or("data", 0.0);
+      st.forward = t.real_or("forward", 0.0);
+      st.backward = t.real_or("backward", 0.0);
+      st.comm = t.real_or("comm", 0.0);
+      st.optimizer = t.real_or("optimizer", 0.0);
+      st.telemetry = t.real_or("telemetry", 0.0);
+      st.step = t.real_or("step", 0.0);
+      st.steps = static_cast<long>(t.integer_or("steps", 0));
+      m.times = st;
+    }
     return m;
   }
   if (type == "hello") {

@@ -25,6 +25,20 @@ struct Hello {
   std::string device;
 };
 
+// Where a rank's optimizer steps went, in milliseconds per step averaged over the log interval
+// (host wall time: on CUDA, kernels run asynchronously and their time shows up wherever the
+// host next waits for the device, usually comm). The parts add up to `step`.
+struct StepTimes {
+  double data = 0;       // sampling, collation, host-to-device copies
+  double forward = 0;    // forward and loss
+  double backward = 0;   // backward compute (hooks launch overlapped allreduces from here)
+  double comm = 0;       // exposed communication: blocked on allreduces / broadcasts
+  double optimizer = 0;  // optimizer step, zeroing gradients
+  double telemetry = 0;  // building and queueing messages, progress lines
+  double step = 0;
+  long steps = 0;  // optimizer steps averaged over
+};
+
 struct Step {
   int rank = 0;
   int epoch = 0;
@@ -36,9 +50,10 @@ struct Step {
   double time = 0;           // seconds since the rank started training
   double samples_per_s = 0;  // global samples/s over the last log interval
   // Diagnostics, sent only when the worker runs with DDPDESK_DEBUG_STEPS=1 (tests use them):
-  std::int64_t collectives = -1;  // collectives this rank has issued so far
-  std::string param_hash;         // hash of every parameter's bytes after this step
-  std::string buffer_hash;        // hash of every buffer's bytes after this step (if any)
+  std::int64_t collectives = -1;   // collectives this rank has issued so far
+  std::string param_hash;          // hash of every parameter's bytes after this step
+  std::string buffer_hash;         // hash of every buffer's bytes after this step (if any)
+  std::optional<StepTimes> times;  // "time_ms": the step breakdown
 };
 
 struct Eval {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "fused_adam.h"
 #include "grad_sync.h"
 #include "sampler.h"
+#include "step_clock.h"
 #include "task.h"
 #include "telemetry.h"
 #include "window_plan.h"
@@ -70,6 +72,12 @@ class Trainer {
       : o_(o), spec_(o.spec), env_(o.env), task_(*o.task), device_(o.device) {
     // Test-only fault injection: a NaN loss on rank 0 at this optimizer step.
     if (const char* f = std::getenv("DDPDESK_FAULT_NAN_AT_STEP")) nan_at_step_ = std::atoll(f);
+    // Test-only fault: "RANK:MS" makes that rank's data loading MS milliseconds slower per
+    // micro-step, a straggler whose cause the step breakdown must show.
+    if (const char* f = std::getenv("DDPDESK_FAULT_SLOW_RANK")) {
+      const char* colon = std::strchr(f, ':');
+      if (colon && std::atoi(f) == env_.rank) slow_ms_ = std::atof(colon + 1);
+    }
   }
 
   TrainResult run() {
@@ -245,6 +253,7 @@ class Trainer {
     const std::int64_t global_n = local_n * env_.world;  // every rank's window is the same size
     const double scale = 1.0 / static_cast<double>(global_n);
     const double t_window = now_s();
+    clock_.begin();
 
     if (seed_rng_) seed_step_rng();
     torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
@@ -253,10 +262,14 @@ class Trainer {
       auto last = indices.begin() + plan_.micro_end(m);
       Batch batch =
           to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
+      if (slow_ms_ > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(slow_ms_));
+      clock_.mark(StepClock::Data);
       torch::Tensor loss = task_.loss_sum(task_.forward(batch), batch);
       if (nan_at_step_ == pos_.step + 1 && env_.rank == 0)
         loss = loss * std::numeric_limits<float>::quiet_NaN();  // fault injection for tests
       window_loss += loss.detach();
+      clock_.mark(StepClock::Forward);
       const bool boundary = m + 1 == m1;
       if (boundary) {
         // Contributions that ride along with the last gradient bucket's allreduce.
@@ -266,9 +279,12 @@ class Trainer {
       }
       sync_->set_boundary(boundary);
       (loss * scale).backward();
+      clock_.mark(StepClock::Backward);
     }
     sync_->finish_window();
+    clock_.mark(StepClock::Comm);
     optimizer_->step();
+    clock_.mark(StepClock::Optimizer);
     broadcast_buffers();
 
     ++pos_.window;
@@ -279,43 +295,28 @@ class Trainer {
     const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows();
     const bool check = device_.is_cpu() || log_step;
     StepOutcome outcome = StepOutcome::Ok;
+    double global_sum = 0;
     if (check) {
       torch::Tensor ex = sync_->extras().to(torch::kCPU);
-      const double global_sum = ex[GradSync::kLossSum].item<double>();
+      global_sum = ex[GradSync::kLossSum].item<double>();
       const double votes = ex[GradSync::kStopVotes].item<double>();
       if (!std::isfinite(global_sum))
         outcome = StepOutcome::NonFinite;
       else if (votes > 0)
         outcome = StepOutcome::Stop;
-      if (log_step || outcome != StepOutcome::Ok) {
-        wire::Step s;
-        s.rank = env_.rank;
-        s.epoch = static_cast<int>(pos_.epoch);
-        s.step = pos_.step;
-        s.loss = window_loss.item<double>() / static_cast<double>(local_n);
-        s.global_loss = global_sum / static_cast<double>(global_n);
-        s.samples = pos_.samples;
-        s.lr = spec_.lr;
-        s.time = run_time();
-        const double dt = s.time - last_log_time_;
-        s.samples_per_s = dt > 0 ? static_cast<double>(pos_.samples - last_log_samples_) / dt : 0;
-        last_log_time_ = s.time;
-        last_log_samples_ = pos_.samples;
-        if (o_.debug_steps) {
-          s.collectives = comm_ ? comm_->collectives() : 0;
-          s.param_hash = hash_params(params_);
-          if (!buffers_.empty()) {
-            std::vector<torch::Tensor> b;
-            for (const auto& nb : buffers_) b.push_back(nb.tensor);
-            s.buffer_hash = hash_params(b);
-          }
-        }
-        last_global_loss_ = s.global_loss;
-        send(s);
-        progress(s);
-      }
     }
+    clock_.mark(StepClock::Comm);
     sync_->zero_grads();
+    clock_.mark(StepClock::Optimizer);
+    // The message goes out once the step's parts are all known; building and sending it counts
+    // as telemetry of the next interval.
+    if (check && (log_step || outcome != StepOutcome::Ok)) {
+      clock_.end();
+      send_step(window_loss, local_n, global_sum, global_n);
+      clock_.mark(StepClock::Telemetry);
+    } else {
+      clock_.end();
+    }
     train_time_ += now_s() - t_window;
     if (outcome == StepOutcome::Ok && env_.rank == 0 && !spec_.run_dir.empty()) {
       const bool by_steps = spec_.checkpoint_every > 0 && pos_.step % spec_.checkpoint_every == 0;
@@ -324,6 +325,36 @@ class Trainer {
       if (by_steps || by_time) write_checkpoint();
     }
     return outcome;
+  }
+
+  void send_step(const torch::Tensor& window_loss, std::int64_t local_n, double global_sum,
+                 std::int64_t global_n) {
+    wire::Step s;
+    s.rank = env_.rank;
+    s.epoch = static_cast<int>(pos_.epoch);
+    s.step = pos_.step;
+    s.loss = window_loss.item<double>() / static_cast<double>(local_n);
+    s.global_loss = global_sum / static_cast<double>(global_n);
+    s.samples = pos_.samples;
+    s.lr = spec_.lr;
+    s.time = run_time();
+    const double dt = s.time - last_log_time_;
+    s.samples_per_s = dt > 0 ? static_cast<double>(pos_.samples - last_log_samples_) / dt : 0;
+    last_log_time_ = s.time;
+    last_log_samples_ = pos_.samples;
+    s.times = clock_.take();
+    if (o_.debug_steps) {
+      s.collectives = comm_ ? comm_->collectives() : 0;
+      s.param_hash = hash_params(params_);
+      if (!buffers_.empty()) {
+        std::vector<torch::Tensor> b;
+        for (const auto& nb : buffers_) b.push_back(nb.tensor);
+        s.buffer_hash = hash_params(b);
+      }
+    }
+    last_global_loss_ = s.global_loss;
+    send(s);
+    progress(s);
   }
 
   void evaluate() {
@@ -451,6 +482,7 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::vector<NamedTensor> buffers_;
   bool seed_rng_ = true;
+  StepClock clock_;
   std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
@@ -462,6 +494,7 @@ class Trainer {
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
   std::int64_t last_log_samples_ = 0;
   std::int64_t nan_at_step_ = -1;
+  double slow_ms_ = 0;
   double last_global_loss_ = 0, last_eval_loss_ = 0, last_eval_acc_ = 0;
 };
 

@@ -102,6 +102,38 @@ class TestWire : public QObject {
     QCOMPARE(types.size(), 5);
   }
 
+  // The step breakdown rides in the step message as "time_ms" and comes back field for field;
+  // a step without it decodes with no breakdown, and a malformed one is refused.
+  void stepTimesRoundTrip() {
+    Step s;
+    StepTimes t;
+    t.data = 0.5;
+    t.forward = 1.25;
+    t.backward = 2.5;
+    t.comm = 0.75;
+    t.optimizer = 0.125;
+    t.telemetry = 0.0625;
+    t.step = 5.1875;
+    t.steps = 4;
+    s.times = t;
+    const std::string line = encode(s);
+    QVERIFY(line.find("\"time_ms\":{") != std::string::npos);
+    const Step back = std::get<Step>(*decode(line).message);
+    QVERIFY(back.times.has_value());
+    QCOMPARE(back.times->data, 0.5);
+    QCOMPARE(back.times->forward, 1.25);
+    QCOMPARE(back.times->backward, 2.5);
+    QCOMPARE(back.times->comm, 0.75);
+    QCOMPARE(back.times->optimizer, 0.125);
+    QCOMPARE(back.times->telemetry, 0.0625);
+    QCOMPARE(back.times->step, 5.1875);
+    QCOMPARE(back.times->steps, 4L);
+    QVERIFY(!std::get<Step>(*decode(encode(Step{})).message).times.has_value());
+    std::string bad = line;
+    bad.replace(bad.find("\"time_ms\":{"), 11, "\"time_ms\":7,\"x\":{");
+    QVERIFY(!decode(bad).message.has_value());
+  }
+
   void trailingNewlineIgnored() {
     Error er{0, "x"};
     QVERIFY(decode(encode(er) + "\r\n").message.has_value());
