@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 export QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1
-(cd "${DDPDESK_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 600 "$@")
+(cd "${DDPDESK_BUILD_DIR:-build}" &&
+  ctest --output-on-failure --timeout 600 -j "${DDPDESK_JOBS:-$(nproc)}" "$@")
 if [ "${DDPDESK_SKIP_SANITIZERS:-0}" != 1 ]; then
   scripts/test-sanitizers.sh
 fi
