@@ -47,6 +47,7 @@ class BuiltinTask final : public Task {
     return static_cast<double>(model_->correct(output, batch));
   }
   bool classification() const override { return classification_; }
+  bool draws_random_numbers() const override { return false; }  // no dropout in these models
 
   TaskSummary summary() const override {
     TaskSummary s;

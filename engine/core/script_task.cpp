@@ -229,6 +229,7 @@ class ScriptTask final : public Task {
     return -1;
   }
   bool classification() const override { return spec_.is_classification(); }
+  bool draws_random_numbers() const override { return true; }  // the module may use dropout
 
   TaskSummary summary() const override {
     TaskSummary s;

@@ -77,6 +77,10 @@ class Task {
   // accuracy.
   virtual double correct(const torch::Tensor& output, const Batch& batch) = 0;
   virtual bool classification() const = 0;
+  // Whether training draws random numbers (dropout, ...): the trainer then reseeds torch's
+  // generator per rank and per step (about a microsecond, which the seed task's 0.1 ms steps
+  // need not pay).
+  virtual bool draws_random_numbers() const = 0;
 
   virtual TaskSummary summary() const = 0;
   // Writes the trained model as a file a person can use elsewhere (the user's task: TorchScript

@@ -108,6 +108,7 @@ class Trainer {
 
     params_ = task_.parameters();
     buffers_ = task_.buffers();
+    seed_rng_ = task_.draws_random_numbers();
     AdamOptions adam;
     adam.lr = spec_.lr;
     adam.weight_decay = spec_.weight_decay;
@@ -481,7 +482,7 @@ class Trainer {
   WindowPlan plan_;
   std::vector<torch::Tensor> params_;
   std::vector<NamedTensor> buffers_;
-  bool seed_rng_ = true;
+  bool seed_rng_ = false;
   StepClock clock_;
   std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<Communicator> comm_;
