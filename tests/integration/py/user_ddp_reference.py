@@ -22,8 +22,10 @@ the W ranks itself (Debian's torchrun crashes on Python 3.11).
 """
 import argparse
 import contextlib
+import datetime
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -73,20 +75,24 @@ def launch(nproc):
                    OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
     # A rank that fails leaves its peers waiting in a collective: end them, say which failed.
-    while True:
-        codes = [p.poll() for p in procs]
-        failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
-        if failed:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-            r = failed[0]
-            print(f"user_ddp_reference: rank {r} exited with {codes[r]}", file=sys.stderr)
-            return 1
-        if all(c == 0 for c in codes):
-            return 0
-        time.sleep(0.05)
+    # A launcher that is itself ended (e.g. by `timeout`) ends its ranks too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
+            if failed:
+                r = failed[0]
+                print(f"user_ddp_reference: rank {r} exited with {codes[r]}", file=sys.stderr)
+                return 1
+            if all(c == 0 for c in codes):
+                return 0
+            time.sleep(0.05)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def main():
@@ -95,7 +101,8 @@ def main():
         sys.exit(launch(a.nproc))
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(a.seed)  # dropout only; the weights come from model.pt
-    dist.init_process_group("gloo")
+    # A lost peer fails a collective after two minutes instead of hanging the test.
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=120))
     rank, world = dist.get_rank(), dist.get_world_size()
     lines = []
 
@@ -146,7 +153,12 @@ def main():
     if rank == 0 and a.out:
         with open(a.out, "w") as f:
             f.write("\n".join(lines) + "\n")
-    dist.destroy_process_group()
+    # Torch 1.13's gloo process group sometimes hangs in its teardown at interpreter exit once
+    # the other rank is gone: meet once more, then leave without running destructors.
+    dist.barrier()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def evaluate(a, ddp, module, rank, world):
