@@ -1,5 +1,7 @@
 #include "wire.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -14,13 +16,38 @@ json num(double d) {
   return std::isfinite(d) ? json(d) : json(nullptr);
 }
 
-// Field readers that throw std::runtime_error with the field name, caught by decode().
+// Field readers that throw std::runtime_error with the field name, caught by decode(). Every field
+// goes through at(), which notes its name: what the object holds beyond that is unknown to this
+// codec, so the known fields are exactly the ones the decoder reads, with no list to keep in step.
 struct Reader {
   const json& j;
+  mutable std::array<const char*, 24> read{};
+  mutable std::size_t n_read = 0;
   const json& at(const char* k) const {
     auto it = j.find(k);
     if (it == j.end()) throw std::runtime_error(std::string("missing field '") + k + "'");
+    if (n_read < read.size()) read[n_read] = k;
+    ++n_read;
     return *it;
+  }
+  const json& object(const char* k) const {
+    const json& v = at(k);
+    if (!v.is_object()) throw std::runtime_error(std::string("'") + k + "' not an object");
+    return v;
+  }
+  // Adds the fields nobody read to `d` (the first one's name prefixed with `path`).
+  void unknown(Decoded& d, const std::string& path = {}) const {
+    if (j.size() <= n_read) return;
+    d.unknown_fields += int(j.size() - n_read);
+    if (!d.unknown_field.empty()) return;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::size_t m = std::min(n_read, read.size());
+      if (std::none_of(read.begin(), read.begin() + m,
+                       [&](const char* k) { return it.key() == k; })) {
+        d.unknown_field = path + it.key();
+        return;
+      }
+    }
   }
   std::int64_t integer(const char* k) const {
     const json& v = at(k);
@@ -59,8 +86,9 @@ struct Reader {
 
 struct Encoder {
   json operator()(const Hello& m) const {
-    return {{"type", "hello"},  {"v", m.v},     {"token", m.token}, {"rank", m.rank},
-            {"world", m.world}, {"pid", m.pid}, {"host", m.host},   {"device", m.device}};
+    return {{"type", "hello"},  {"v", m.v},          {"v_min", m.v_min}, {"v_max", m.v_max},
+            {"token", m.token}, {"rank", m.rank},    {"world", m.world}, {"pid", m.pid},
+            {"host", m.host},   {"device", m.device}};
   }
   json operator()(const Step& m) const {
     json j = {{"type", "step"},       {"rank", m.rank},
@@ -97,11 +125,16 @@ struct Encoder {
   json operator()(const Error& m) const {
     return {{"type", "error"}, {"rank", m.rank}, {"message", m.message}};
   }
+  json operator()(const Gauge& m) const {
+    return {{"type", "gauge"}, {"rank", m.rank},      {"name", m.name}, {"value", num(m.value)},
+            {"unit", m.unit},  {"time", num(m.time)}, {"step", m.step}};
+  }
 };
 
-Message decode_object(const json& j) {
-  Reader r{j};
-  const std::string type = r.text("type");
+// The message of a type this codec knows, or nullopt for another type. Unknown fields of nested
+// objects are added to `d` here; the caller adds the top level's.
+std::optional<Message> decode_known(const std::string& type, const Reader& r, Decoded& d) {
+  const json& j = r.j;
   if (type == "step") {
     Step m;
     m.rank = r.rank();
@@ -117,9 +150,7 @@ Message decode_object(const json& j) {
     m.param_hash = r.text_or("param_hash");
     m.buffer_hash = r.text_or("buffer_hash");
     if (j.contains("time_ms")) {
-      const json& tj = j.at("time_ms");
-      if (!tj.is_object()) throw std::runtime_error("'time_ms' not an object");
-      Reader t{tj};
+      Reader t{r.object("time_ms")};
       StepTimes st;
       st.data = t.real_or("data", 0.0);
       st.forward = t.real_or("forward", 0.0);
@@ -129,6 +160,7 @@ Message decode_object(const json& j) {
       st.telemetry = t.real_or("telemetry", 0.0);
       st.step = t.real_or("step", 0.0);
       st.steps = static_cast<long>(t.integer_or("steps", 0));
+      t.unknown(d, "time_ms.");
       m.times = st;
     }
     return m;
@@ -143,6 +175,12 @@ Message decode_object(const json& j) {
     m.host = r.text("host");
     m.device = r.text("device");
     if (m.world < 1 || m.rank >= m.world) throw std::runtime_error("rank outside world");
+    // Without a range (workers before it existed), the peer speaks just the version it writes.
+    const std::int64_t lo = r.integer_or("v_min", m.v), hi = r.integer_or("v_max", m.v);
+    if (lo > m.v || hi < m.v || lo < 0 || hi > std::numeric_limits<int>::max())
+      throw std::runtime_error("'v_min'..'v_max' must be a version range around 'v'");
+    m.v_min = int(lo);
+    m.v_max = int(hi);
     return m;
   }
   if (type == "eval") {
@@ -174,7 +212,32 @@ Message decode_object(const json& j) {
     m.message = r.text("message");
     return m;
   }
-  throw std::runtime_error("unknown type '" + type + "'");
+  if (type == "gauge") {
+    Gauge m;
+    m.rank = r.rank();
+    m.name = r.text("name");
+    if (m.name.empty() || m.name.size() > kMaxGaugeName)
+      throw std::runtime_error("'name' must have 1 to " + std::to_string(kMaxGaugeName) +
+                               " characters");
+    m.value = r.real("value");
+    m.unit = r.text_or("unit");
+    m.time = r.real_or("time", 0.0);
+    m.step = r.integer_or("step", 0);
+    return m;
+  }
+  return std::nullopt;
+}
+
+void decode_object(const json& j, Decoded& d) {
+  Reader r{j};
+  const std::string type = r.text("type");
+  std::optional<Message> m = decode_known(type, r, d);
+  if (!m) {
+    d.ignored = "unknown type '" + type + "'";
+    return;
+  }
+  r.unknown(d);
+  d.message = std::move(m);
 }
 
 }  // namespace
@@ -201,20 +264,26 @@ Decoded decode(std::string_view line) {
     return d;
   }
   try {
-    d.message = decode_object(j);
+    decode_object(j, d);
   } catch (const std::exception& e) {
+    d = Decoded();
     d.error = e.what();
   }
   return d;
 }
 
 const char* type_name(const Message& m) {
-  static const char* names[] = {"hello", "step", "eval", "event", "error"};
+  static const char* names[] = {"hello", "step", "eval", "event", "error", "gauge"};
+  static_assert(std::size(names) == std::variant_size_v<Message>);
   return names[m.index()];
 }
 
 int rank_of(const Message& m) {
   return std::visit([](const auto& x) { return x.rank; }, m);
+}
+
+bool compatible(const Hello& h) {
+  return h.v_min <= kMaxVersion && h.v_max >= kMinVersion;
 }
 
 }  // namespace ddpdesk::wire

@@ -1,6 +1,9 @@
 // The wire format between a worker rank and the monitor: newline-delimited JSON, one message per
 // line, versioned by the hello message. This codec is the only place that knows the shapes; the
 // worker encodes with it and the monitor decodes with it. See docs/wire-format.md.
+// Open for growth: a line of a type this codec does not know, or a field it does not know, is
+// ignored (and counted by the reader), never malformed; so a newer worker can add both without
+// breaking an older monitor, and the version range in the hello is only for real breaks.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +14,11 @@
 
 namespace ddpdesk::wire {
 
+// The version this codec writes in the hello's "v", and the range of versions it reads. Two peers
+// get along when their ranges overlap (wire::compatible()).
 constexpr int kVersion = 1;
+constexpr int kMinVersion = 1;
+constexpr int kMaxVersion = 1;
 // Longest line a reader has to accept; anything longer is a misbehaving peer.
 constexpr std::size_t kMaxLineBytes = 64 * 1024;
 
@@ -23,6 +30,9 @@ struct Hello {
   std::int64_t pid = 0;
   std::string host;
   std::string device;
+  // Versions this peer speaks; a hello without them (older workers) speaks just `v`.
+  int v_min = kMinVersion;
+  int v_max = kMaxVersion;
 };
 
 // Where a rank's optimizer steps went, in milliseconds per step averaged over the log interval
@@ -83,19 +93,41 @@ struct Error {
   std::string message;
 };
 
-using Message = std::variant<Hello, Step, Eval, Event, Error>;
+// One sample of a named quantity: the generic carrier for metrics that need no code of their own
+// in the monitor (system and GPU metrics; see docs/wire-format.md for the names in use). The
+// monitor keeps a time series per (rank, name).
+struct Gauge {
+  int rank = 0;
+  std::string name;       // what is measured, units in the name too: cpu_percent, rss_bytes, ...
+  double value = 0;       // non-finite: null on the wire
+  std::string unit;       // for display: "%", "B", "W", "C", or empty for counts
+  double time = 0;        // seconds on the rank's training clock (as Step::time)
+  std::int64_t step = 0;  // optimizer steps done when the value was taken
+};
+constexpr std::size_t kMaxGaugeName = 128;
+
+using Message = std::variant<Hello, Step, Eval, Event, Error, Gauge>;
 
 // One JSON object, no trailing newline. Non-finite numbers are written as null.
 std::string encode(const Message& m);
 
 struct Decoded {
   std::optional<Message> message;
-  std::string error;  // why the line was rejected, when message is empty
+  std::string error;  // why the line was rejected (malformed), when message is empty
+  // A well-formed line this codec does not understand (a newer peer's message type): not an
+  // error, nothing decoded; says what was ignored, e.g. "unknown type 'foo'".
+  std::string ignored;
+  // Fields of the decoded message that this codec does not know (ignored), and the first one's
+  // name ("time_ms.foo" inside an object), for a log line.
+  int unknown_fields = 0;
+  std::string unknown_field;
 };
 // Decodes one line (a trailing '\n' or '\r' is ignored). Never throws.
 Decoded decode(std::string_view line);
 
 const char* type_name(const Message& m);
 int rank_of(const Message& m);
+// Whether a peer's version range overlaps the one this codec reads.
+bool compatible(const Hello& h);
 
 }  // namespace ddpdesk::wire

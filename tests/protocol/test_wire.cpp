@@ -1,4 +1,5 @@
-// Wire codec: every message type round-trips, bad lines are rejected with a reason, never thrown.
+// Wire codec: every message type round-trips, bad lines are rejected with a reason, never thrown;
+// unknown types and fields are ignored and counted, not rejected; hellos carry a version range.
 #include <QtTest>
 
 #include <cmath>
@@ -32,13 +33,18 @@ class TestWire : public QObject {
     ev.path = "/tmp/ck.pt";
     ev.step = 5;
     Error er{3, "boom \"quoted\"\nnewline"};
-    for (const Message& m : {Message(h), Message(s), Message(e), Message(ev), Message(er)}) {
+    Gauge g{1, "cpu_percent", 42.5, "%", 3.25, 17};
+    for (const Message& m :
+         {Message(h), Message(s), Message(e), Message(ev), Message(er), Message(g)}) {
       std::string line = encode(m);
       QVERIFY(line.find('\n') == std::string::npos);
       Decoded d = decode(line);
       QVERIFY2(d.message.has_value(), d.error.c_str());
       QCOMPARE(d.message->index(), m.index());
       QCOMPARE(encode(*d.message), line);
+      // What the encoder writes, the decoder knows: nothing of ours is ever "unknown".
+      QCOMPARE(d.unknown_fields, 0);
+      QVERIFY(d.ignored.empty());
     }
     Decoded d = decode(encode(s));
     QCOMPARE(std::get<Step>(*d.message).global_loss, 0.5);
@@ -59,7 +65,7 @@ class TestWire : public QObject {
     QTest::newRow("garbage") << QByteArray("\x01\x02garbage");
     QTest::newRow("array") << QByteArray("[1,2]");
     QTest::newRow("no type") << QByteArray(R"({"rank":0})");
-    QTest::newRow("unknown type") << QByteArray(R"({"type":"nope","rank":0})");
+    QTest::newRow("type not a string") << QByteArray(R"({"type":7,"rank":0})");
     QTest::newRow("missing loss") << QByteArray(
         R"({"type":"step","rank":0,"epoch":0,"step":1,"global_loss":1,"samples":1,"lr":1,"time":1})");
     QTest::newRow("negative rank") << QByteArray(R"({"type":"error","rank":-1,"message":"x"})");
@@ -67,12 +73,111 @@ class TestWire : public QObject {
     QTest::newRow("rank >= world") << QByteArray(
         R"({"type":"hello","v":1,"token":"t","rank":2,"world":2,"pid":1,"host":"h","device":"cpu"})");
     QTest::newRow("too long") << QByteArray(int(kMaxLineBytes + 10), 'x');
+    QTest::newRow("gauge without name")
+        << QByteArray(R"({"type":"gauge","rank":0,"value":1,"unit":"%"})");
+    QTest::newRow("gauge empty name")
+        << QByteArray(R"({"type":"gauge","rank":0,"name":"","value":1})");
+    QTest::newRow("gauge value string")
+        << QByteArray(R"({"type":"gauge","rank":0,"name":"x","value":"1"})");
+    QTest::newRow("hello range excludes v") << QByteArray(
+        R"({"type":"hello","v":1,"v_min":2,"v_max":3,"token":"t","rank":0,"world":1,"pid":1,"host":"h","device":"cpu"})");
+    // A known type with a bad known field stays malformed, unknown fields or not.
+    QTest::newRow("step bad loss, extra field") << QByteArray(
+        R"({"type":"step","rank":0,"epoch":0,"step":1,"loss":"x","global_loss":1,"samples":1,"lr":1,"time":1,"new":1})");
   }
   void rejectsBadLines() {
     QFETCH(QByteArray, line);
     Decoded d = decode(std::string_view(line.constData(), line.size()));
     QVERIFY(!d.message.has_value());
     QVERIFY(!d.error.empty());
+    QVERIFY(d.ignored.empty());  // rejected, not ignored
+    QCOMPARE(d.unknown_fields, 0);
+  }
+
+  // A newer peer's message type is ignored: no message, no error, and the reason names the type.
+  void unknownTypeIsIgnoredNotMalformed() {
+    const Decoded d = decode(R"({"type":"histogram","rank":0,"bins":[1,2,3]})");
+    QVERIFY(!d.message.has_value());
+    QVERIFY2(d.error.empty(), d.error.c_str());
+    QCOMPARE(QString::fromStdString(d.ignored), QStringLiteral("unknown type 'histogram'"));
+    // Even without a rank: the codec cannot know what a type it does not know requires.
+    QVERIFY(!decode(R"({"type":"x"})").ignored.empty());
+  }
+
+  // Fields a newer peer added are ignored and counted; the message decodes as before.
+  void unknownFieldsAreCountedAndIgnored() {
+    Gauge g{0, "rss_bytes", 1e8, "B", 1.0, 2};
+    std::string line = encode(g);
+    line.insert(line.size() - 1, R"(,"host_load":0.5,"zone":"a")");
+    Decoded d = decode(line);
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    QCOMPARE(std::get<Gauge>(*d.message).value, 1e8);
+    QCOMPARE(d.unknown_fields, 2);
+    QVERIFY(d.unknown_field == "host_load" || d.unknown_field == "zone");
+
+    // Inside the step breakdown too, named with its path.
+    Step s;
+    s.times = StepTimes{};
+    line = encode(s);
+    const auto at = line.find("\"time_ms\":{") + 11;
+    line.insert(at, R"("h2d":0.25,)");
+    d = decode(line);
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    QCOMPARE(d.unknown_fields, 1);
+    QCOMPARE(QString::fromStdString(d.unknown_field), QStringLiteral("time_ms.h2d"));
+  }
+
+  void gaugeRoundTrip() {
+    Gauge g{3, "gpu_power_w", 312.5, "W", 12.5, 400};
+    const std::string line = encode(g);
+    QCOMPARE(QString::fromStdString(line),
+             QStringLiteral(R"({"name":"gpu_power_w","rank":3,"step":400,"time":12.5,)"
+                            R"("type":"gauge","unit":"W","value":312.5})"));
+    const Gauge back = std::get<Gauge>(*decode(line).message);
+    QCOMPARE(back.rank, 3);
+    QCOMPARE(back.name, std::string("gpu_power_w"));
+    QCOMPARE(back.value, 312.5);
+    QCOMPARE(back.unit, std::string("W"));
+    QCOMPARE(back.time, 12.5);
+    QCOMPARE(back.step, std::int64_t(400));
+    QCOMPARE(rank_of(Message(back)), 3);
+    QCOMPARE(type_name(Message(back)), "gauge");
+    // A value that is not finite travels as null; unit, time and step may be left out.
+    g.value = std::nan("");
+    QVERIFY(std::isnan(std::get<Gauge>(*decode(encode(g)).message).value));
+    const Decoded minimal = decode(R"({"type":"gauge","rank":0,"name":"threads","value":9})");
+    QVERIFY2(minimal.message.has_value(), minimal.error.c_str());
+    QCOMPARE(std::get<Gauge>(*minimal.message).value, 9.0);
+    QVERIFY(std::get<Gauge>(*minimal.message).unit.empty());
+  }
+
+  // The hello carries the range of versions its sender speaks; without one (older workers), just
+  // its "v". compatible() accepts any overlap with this codec's range.
+  void helloVersionRange() {
+    Hello h{kVersion, "t", 0, 1, 1, "h", "cpu"};
+    const Hello back = std::get<Hello>(*decode(encode(h)).message);
+    QCOMPARE(back.v_min, kMinVersion);
+    QCOMPARE(back.v_max, kMaxVersion);
+    QVERIFY(compatible(back));
+
+    const Hello old = std::get<Hello>(
+        *decode(
+             R"({"type":"hello","v":1,"token":"t","rank":0,"world":1,"pid":1,"host":"h","device":"cpu"})")
+             .message);
+    QCOMPARE(old.v_min, 1);
+    QCOMPARE(old.v_max, 1);
+    QVERIFY(compatible(old));
+
+    Hello newer = h;  // writes a newer version, still speaks ours
+    newer.v = kMaxVersion + 1;
+    newer.v_min = kMaxVersion;
+    newer.v_max = kMaxVersion + 1;
+    QVERIFY(compatible(std::get<Hello>(*decode(encode(newer)).message)));
+    newer.v_min = kMaxVersion + 1;  // only newer ones: refused
+    QVERIFY(!compatible(std::get<Hello>(*decode(encode(newer)).message)));
+    Hello older = h;
+    older.v = older.v_min = older.v_max = kMinVersion - 1;
+    QVERIFY(!compatible(std::get<Hello>(*decode(encode(older)).message)));
   }
 
   // Every example in docs/wire-format.md decodes with this codec, and every type has one.
@@ -99,7 +204,7 @@ class TestWire : public QObject {
       QVERIFY2(d.message.has_value(), qPrintable(obj + " : " + QString::fromStdString(d.error)));
       types << type_name(*d.message);
     }
-    QCOMPARE(types.size(), 5);
+    QCOMPARE(types.size(), int(std::variant_size_v<Message>));
   }
 
   // The step breakdown rides in the step message as "time_ms" and comes back field for field;
