@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include "breakdown_text.h"
 #include "device_probe.h"
 #include "metrics_store.h"
 #include "progress_text.h"
 #include "run_controller.h"
 #include "signal_notifier.h"
 #include "spec_flags.h"
+#include "straggler_watch.h"
 #include "task_check.h"
 
 namespace ddpdesk {
@@ -68,7 +70,7 @@ class ProgressPrinter {
   QElapsedTimer since_;
 };
 
-void printSummary(const RunController& c) {
+void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   const MetricsStore& store = *c.store();
   std::printf("\n%-5s %-8s %-8s %-12s %-12s %s\n", "rank", "pid", "steps", "last loss", "samples/s",
               "exit");
@@ -79,6 +81,14 @@ void printSummary(const RunController& c) {
                 s.size(), formatLoss(info.loss).toStdString().c_str(), info.samplesPerSec,
                 r.exitText.toStdString().c_str());
   }
+  // Where each rank's steps went (workers that report a step breakdown), and a straggler the run
+  // ended with.
+  if (const QStringList table = formatBreakdownTable(store); !table.isEmpty()) {
+    std::printf("\ntime per optimizer step, averaged over the run:\n");
+    for (const QString& line : table) std::printf("%s\n", line.toStdString().c_str());
+  }
+  if (const QString s = stragglers.summary(); !s.isEmpty())
+    std::printf("%s\n", s.toStdString().c_str());
   const RunProgress p = store.progress();
   const double secs = c.startedAt().msecsTo(c.endedAt()) / 1000.0;
   std::printf("\n%s after %s: %lld steps, %lld samples, global loss %s",
@@ -133,6 +143,17 @@ int runController(const RunSpec& spec) {
   });
   QObject::connect(controller.store(), &MetricsStore::updated,
                    [&] { progress.update(controller.store()->progress()); });
+  // One line when a rank becomes a straggler, one when it is back in line.
+  StragglerWatch stragglers;
+  stragglers.setStore(controller.store());
+  QObject::connect(&stragglers, &StragglerWatch::flagged, [&](int, const QString& text) {
+    progress.breakLine();
+    err(QStringLiteral("warning: ") + text);
+  });
+  QObject::connect(&stragglers, &StragglerWatch::cleared, [&](int, const QString& text) {
+    progress.breakLine();
+    err(text);
+  });
   QObject::connect(&controller, &RunController::stateChanged,
                    [&](RunController::State s, RunController::State) {
                      if (s == RunController::State::Stopping && signalled == 0) {
@@ -161,7 +182,7 @@ int runController(const RunSpec& spec) {
   if (!RunController::isTerminal(controller.state())) QCoreApplication::exec();
 
   progress.finish(controller.store()->progress());
-  printSummary(controller);
+  printSummary(controller, stragglers);
   switch (controller.state()) {
     case RunController::State::Finished:
       return 0;

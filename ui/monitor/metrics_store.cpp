@@ -14,6 +14,7 @@ namespace {
 constexpr int kMaxRanks = 4096;
 
 const StepSeries kNoSeries;
+const BreakdownSeries kNoBreakdown;
 const RankInfo kNoInfo;
 
 }  // namespace
@@ -82,6 +83,7 @@ void MetricsStore::Data::setWorld(int w) {
   world = std::min(std::max(w, 0), kMaxRanks);
   if (int(ranks.size()) < world) {
     ranks.resize(world);
+    breakdowns.resize(world);
     infos.resize(world);
     sessions.resize(world);
   }
@@ -90,6 +92,7 @@ void MetricsStore::Data::setWorld(int w) {
 StepSeries& MetricsStore::Data::series(int rank) {
   if (int(ranks.size()) <= rank) {
     ranks.resize(rank + 1);
+    breakdowns.resize(rank + 1);
     infos.resize(rank + 1);
     sessions.resize(rank + 1);
   }
@@ -117,6 +120,7 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     r.samplesPerSec.push_back(s->samples_per_s);
     r.epoch.push_back(s->epoch);
     r.revision = revision;
+    breakdowns[rank].append(*s);  // only when the message carries time_ms
     RankInfo& i = info(rank, revision);
     i.epoch = s->epoch;
     i.step = s->step;
@@ -172,6 +176,10 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
 
 const StepSeries& MetricsStore::rankSeries(int rank) const {
   return rank >= 0 && rank < int(d_.ranks.size()) ? d_.ranks[rank] : kNoSeries;
+}
+
+const BreakdownSeries& MetricsStore::breakdown(int rank) const {
+  return rank >= 0 && rank < int(d_.breakdowns.size()) ? d_.breakdowns[rank] : kNoBreakdown;
 }
 
 const RankInfo& MetricsStore::rankInfo(int rank) const {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "chunked.h"
+#include "step_breakdown.h"
 #include "wire.h"
 
 namespace ddpdesk {
@@ -134,6 +135,8 @@ class MetricsStore : public QObject {
   const EvalSeries& evals() const { return d_.evals; }
   const std::vector<wire::Event>& events() const { return d_.events; }
   const std::vector<wire::Error>& errors() const { return d_.errors; }
+  // Rank r's step breakdowns (step_breakdown.h); empty when its messages carry no time_ms.
+  const BreakdownSeries& breakdown(int rank) const;
   // Ranks whose series grew after `revision` (ascending).
   std::vector<int> ranksChangedSince(quint64 revision) const;
   RunProgress progress() const;
@@ -153,6 +156,7 @@ class MetricsStore : public QObject {
     int world = 0;
     qint64 messages = 0;
     std::vector<StepSeries> ranks;
+    std::vector<BreakdownSeries> breakdowns;  // per rank, grown with ranks
     std::vector<RankInfo> infos;
     std::vector<int> sessions;  // per rank: hellos seen (each starts a session)
     int globalSession = 0;      // session that produced the last global point

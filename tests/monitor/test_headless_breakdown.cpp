@@ -1,0 +1,103 @@
+// `ddpdesk --headless` with the real ddpdesk-worker, two Fashion-MNIST ranks: with rank 1's data
+// loading slowed by the test-only fault (DDPDESK_FAULT_SLOW_RANK=1:20), one warning names rank 1
+// as the straggler and data as the cause, and the summary's breakdown shows the 20 ms on rank 1's
+// data; without the fault, no straggler is named and the breakdown is still printed.
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+constexpr int kTimeout = 300000;
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+// The summary's breakdown table: rank -> its columns (data, fwd, bwd, comm, opt, step, eff.).
+QMap<int, QStringList> breakdownRows(const QString& out) {
+  QMap<int, QStringList> rows;
+  const QStringList lines = out.split(QLatin1Char('\n'));
+  const int header = lines.indexOf(QRegularExpression(QStringLiteral("^rank  data ms.*")));
+  if (header < 0) return rows;
+  for (int i = header + 1; i < lines.size(); ++i) {
+    const QStringList cells = lines[i].simplified().split(QLatin1Char(' '));
+    bool ok = false;
+    const int rank = cells.value(0).toInt(&ok);
+    if (!ok || cells.size() != 8) break;
+    rows.insert(rank, cells.mid(1));
+  }
+  return rows;
+}
+
+}  // namespace
+
+class TestHeadlessBreakdown : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> data;
+
+  Result run(const QString& slowRank) {
+    QProcess p;
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
+    e.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
+    e.remove(QStringLiteral("DDPDESK_FAULT_SLOW_RANK"));
+    if (!slowRank.isEmpty()) e.insert(QStringLiteral("DDPDESK_FAULT_SLOW_RANK"), slowRank);
+    p.setProcessEnvironment(e);
+    p.start(QStringLiteral(DDPDESK_BIN),
+            {"--headless", "--nproc", "2", "--task", "fmnist-mlp", "--dataset-size", "6400",
+             "--batch-size", "64", "--log-interval", "5", "--epochs", "1"});
+    Result r;
+    if (!p.waitForFinished(kTimeout)) {
+      p.kill();
+      p.waitForFinished();
+    }
+    // A crash or a timeout keeps code -1; the output still tells why.
+    if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+  }
+
+ private Q_SLOTS:
+  void init() {
+    data = std::make_unique<QTemporaryDir>();
+    QVERIFY(data->isValid());
+  }
+  void cleanup() { data.reset(); }  // removes the run directories
+
+  void aSlowRankIsNamedWithItsCause() {
+    const Result r = run(QStringLiteral("1:20"));
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    // One warning, naming rank 1 and data; none for rank 0.
+    const auto warnings =
+        r.err.split(QLatin1Char('\n')).filter(QStringLiteral("warning: rank 1 is a straggler"));
+    QVERIFY2(warnings.size() == 1, qPrintable(r.err));
+    QVERIFY2(warnings[0].contains(QStringLiteral("mostly data")), qPrintable(warnings[0]));
+    QVERIFY2(!r.err.contains(QStringLiteral("rank 0 is a straggler")), qPrintable(r.err));
+    // The summary: each rank's average breakdown; rank 1's 20 ms are in its data column, and
+    // rank 0 spends them waiting in comm.
+    const auto rows = breakdownRows(r.out);
+    QVERIFY2(rows.size() == 2, qPrintable(r.out));
+    QVERIFY2(rows[1][0].toDouble() >= 18.0, qPrintable(r.out));
+    QVERIFY2(rows[0][0].toDouble() < 10.0, qPrintable(r.out));
+    QVERIFY2(rows[0][3].toDouble() > rows[1][3].toDouble(), qPrintable(r.out));
+    QVERIFY2(rows[1][6].endsWith(QLatin1Char('%')), qPrintable(r.out));
+  }
+
+  void noFaultNoStraggler() {
+    const Result r = run(QString());
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QStringLiteral("straggler")), qPrintable(r.err));
+    QVERIFY2(!r.out.contains(QStringLiteral("straggler")), qPrintable(r.out));
+    const auto rows = breakdownRows(r.out);
+    QVERIFY2(rows.size() == 2, qPrintable(r.out));
+    QVERIFY2(rows[1][0].toDouble() < 10.0, qPrintable(r.out));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHeadlessBreakdown)
+#include "test_headless_breakdown.moc"
