@@ -297,8 +297,14 @@ class ScriptTask final : public Task {
       bad("model", path,
           "the module has no parameters to train (a module frozen with torch.jit.freeze has "
           "none: save it before freezing)");
-    auto graph = module_.get_method("forward").graph()->copy();
-    torch::jit::Inline(*graph);
+    // Inlining follows submodule calls only while the graph optimiser is on (it is off for
+    // training, see the constructor): switch it on just for this look at the graph.
+    std::shared_ptr<torch::jit::Graph> graph;
+    {
+      torch::jit::GraphOptimizerEnabledGuard optimise(true);
+      graph = module_.get_method("forward").graph()->copy();
+      torch::jit::Inline(*graph);
+    }
     if (has_frozen_mode_op(graph->block()))
       bad("model", path,
           "made by torch.jit.trace: its dropout or batch norm is fixed to the mode it was traced "

@@ -462,12 +462,14 @@ class Trainer {
     const std::int64_t trained = pos_.samples - resumed_samples();
     std::printf(
         "ddpdesk-worker task=%s device=%s world=%d batch=%d accum=%d epochs=%d steps=%lld "
-        "train_time=%.3fs samples_per_s=%.1f final_loss=%.6g eval_loss=%.6g",
+        "train_time=%.3fs samples_per_s=%.1f final_loss=%.6g",
         spec_.task.c_str(), spec_.device.c_str(), env_.world, spec_.batch_size, spec_.accum_steps,
         spec_.epochs, static_cast<long long>(pos_.step), train_time_,
-        train_time_ > 0 ? static_cast<double>(trained) / train_time_ : 0.0, last_global_loss_,
-        last_eval_loss_);
-    if (task_.classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
+        train_time_ > 0 ? static_cast<double>(trained) / train_time_ : 0.0, last_global_loss_);
+    if (task_.eval_data()) {  // a run without validation data has no figures to show
+      std::printf(" eval_loss=%.6g", last_eval_loss_);
+      if (task_.classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
+    }
     std::printf("\n");
     std::fflush(stdout);
   }
