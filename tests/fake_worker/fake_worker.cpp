@@ -23,6 +23,12 @@
 //   FAKE_SLOW=1              writes every message in small pieces with pauses (partial frames)
 //   FAKE_RANKS=a,b           the FAKE_* behaviours above apply only to these ranks (default all)
 //   FAKE_GPUS=n              `--probe` reports n CUDA GPUs (default 0)
+//   FAKE_GAUGES=1            with every step, system gauges: cpu_percent 20 + 10*rank + 10*(step
+//                            odd) (so a mean of 25 + 10*rank over an even step count) and
+//                            rss_bytes (100 + 50*rank + step) MiB
+//   FAKE_NEWER=1             talks like a newer worker: with every step, a line of an unknown
+//                            message type, and one unknown field in the step itself
+//   FAKE_WIRE_RANGE=lo,hi    the hello says it speaks wire versions lo..hi (and writes lo)
 //
 // `--check <spec flags>` (the dry run) answers one JSON line like the real worker, canned:
 // invalid flags are bad input (exit 2, the field named); so is a --model, --train-data or
@@ -299,6 +305,9 @@ int main(int argc, char** argv) {
   const std::string crashMode = envStr("FAKE_CRASH_MODE", "exit");
   const long hangStep = envInt("FAKE_HANG_STEP", 1);
   const bool garbage = script("FAKE_GARBAGE", 0) != 0;
+  const bool gauges = script("FAKE_GAUGES", 0) != 0;
+  const bool newer = script("FAKE_NEWER", 0) != 0;
+  const std::string wireRange = scripted ? envStr("FAKE_WIRE_RANGE") : std::string();
   const long oversizeStep = script("FAKE_OVERSIZE_STEP", -1);
   const std::string token =
       scripted ? envStr("FAKE_TOKEN", envStr("DDPDESK_TOKEN")) : envStr("DDPDESK_TOKEN");
@@ -328,7 +337,12 @@ int main(int argc, char** argv) {
   sink.connectTo(envStr("DDPDESK_MONITOR"));
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
-  sink.send(wire::Hello{wire::kVersion, token, rank, world, ::getpid(), host, "cpu"});
+  wire::Hello hello{wire::kVersion, token, rank, world, ::getpid(), host, "cpu"};
+  if (int lo = 0, hi = 0; std::sscanf(wireRange.c_str(), "%d,%d", &lo, &hi) == 2) {
+    hello.v = hello.v_min = lo;
+    hello.v_max = hi;
+  }
+  sink.send(hello);
 
   const auto t0 = std::chrono::steady_clock::now();
   auto now = [&] {
@@ -386,7 +400,20 @@ int main(int argc, char** argv) {
     s.lr = spec.lr;
     s.time = now();
     s.samples_per_s = s.time > 0 ? double(s.samples) / s.time : 0.0;
-    sink.send(s);
+    if (newer) {
+      std::string line = wire::encode(s);
+      line.insert(line.size() - 1, ",\"h2d_ms\":0.25");
+      sink.raw(line + "\n");
+      sink.raw("{\"type\":\"histogram\",\"rank\":" + std::to_string(rank) + ",\"bins\":[1,2]}\n");
+    } else {
+      sink.send(s);
+    }
+    if (gauges) {
+      const double cpu = 20.0 + 10.0 * rank + (step % 2 ? 10.0 : 0.0);
+      const double rss = double(100 + 50 * rank + step) * 1024 * 1024;
+      sink.send(wire::Gauge{rank, "cpu_percent", cpu, "%", s.time, step});
+      sink.send(wire::Gauge{rank, "rss_bytes", rss, "B", s.time, step});
+    }
     std::fprintf(stderr, "fake-worker rank %d: step %ld/%ld loss %.4f\n", rank, step, steps,
                  s.loss);
     if (garbage) {

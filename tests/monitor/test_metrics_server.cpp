@@ -139,6 +139,66 @@ class TestMetricsServer : public QObject {
     QVERIFY(dropped.at(0).at(1).toString().contains(QLatin1String("world")));
   }
 
+  // A hello is believed when its version range overlaps the monitor's; the refusal says both.
+  void versionRangesMustOverlap() {
+    QSignalSpy dropped(server.get(), &MetricsServer::connectionDropped);
+    QSignalSpy auth(server.get(), &MetricsServer::peerAuthenticated);
+    wire::Hello newer{wire::kMaxVersion + 1, token.toStdString(), 0, 2, 1, "h", "cpu"};
+    newer.v_min = wire::kMaxVersion;  // writes a newer version, still speaks ours
+    newer.v_max = wire::kMaxVersion + 1;
+    auto ok = connectClient();
+    send(*ok, line(newer) + step(0, 1));
+    QTRY_COMPARE_WITH_TIMEOUT(steps(), 1, 10000);
+    QCOMPARE(auth.count(), 1);
+
+    wire::Hello future = newer;
+    future.rank = 1;
+    future.v_min = wire::kMaxVersion + 1;  // nothing in common
+    auto refused = connectClient();
+    send(*refused, line(future) + step(1, 1));
+    QTRY_COMPARE_WITH_TIMEOUT(dropped.count(), 1, 10000);
+    QCOMPARE(dropped.at(0).at(0).toInt(), -1);
+    const QString why = dropped.at(0).at(1).toString();
+    QCOMPARE(why, QStringLiteral("rank 1 speaks wire versions %1..%2; this monitor reads %3..%4")
+                      .arg(wire::kMaxVersion + 1)
+                      .arg(wire::kMaxVersion + 1)
+                      .arg(wire::kMinVersion)
+                      .arg(wire::kMaxVersion));
+    QCOMPARE(steps(), 1);  // nothing from the refused one
+  }
+
+  // A newer worker's message types and fields: counted, named once per connection, never
+  // malformed; the unknown lines travel on with the recorded lines (for metrics.jsonl).
+  void unknownTypesAndFieldsAreCountedAndIgnored() {
+    QByteArray recorded;
+    connect(server.get(), &MetricsServer::messagesReceived,
+            [&](const std::vector<wire::Message>&, const QByteArray& l) { recorded += l; });
+    QSignalSpy ignored(server.get(), &MetricsServer::ignoredInput);
+    QSignalSpy malformed(server.get(), &MetricsServer::malformedLines);
+    auto c = connectClient();
+    const QByteArray histogram = R"({"type":"histogram","rank":0,"bins":[1,2]})"
+                                 "\n";
+    QByteArray withField = step(0, 1);
+    withField.insert(withField.size() - 2, R"(,"h2d_ms":0.5)");
+    send(*c, hello(token, 0) + histogram + withField + histogram + step(0, 2));
+    QTRY_COMPARE_WITH_TIMEOUT(steps(), 2, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(server->counters().ignored, 2, 10000);
+    QCOMPARE(server->counters().unknownFields, 1);
+    QCOMPARE(server->counters().malformed, 0);
+    QCOMPARE(malformed.count(), 0);
+    QCOMPARE(std::get<wire::Step>(received.back()).step, 2);
+    QStringList named;
+    for (const auto& args : ignored) {
+      QCOMPARE(args.at(0).toInt(), 0);
+      named << args.at(1).toString();
+    }
+    named.sort();
+    QCOMPARE(named, (QStringList{QStringLiteral("unknown field 'h2d_ms' in step"),
+                                 QStringLiteral("unknown type 'histogram'")}));
+    QCOMPARE(recorded.count("histogram"), 2);
+    QVERIFY(recorded.contains("h2d_ms"));
+  }
+
   void dropsSilentConnectionAfterTimeout() {
     server->setHelloTimeout(200);
     QSignalSpy dropped(server.get(), &MetricsServer::connectionDropped);

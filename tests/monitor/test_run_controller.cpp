@@ -350,6 +350,45 @@ class TestRunController : public QObject {
              qPrintable(monitorLog()));
   }
 
+  // A newer worker (an unknown message type and an unknown field with every step) runs as any
+  // other: status.json counts what was ignored next to the malformed lines, monitor.log names it
+  // once per rank, and metrics.jsonl keeps the unknown lines for a later version.
+  void newerWorkerInputIsCountedNotMalformed() {
+    make({{"FAKE_STEPS", "10"}, {"FAKE_NEWER", "1"}});
+    QVERIFY(c->start(fakeSpec(2)));
+    QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Finished, kRunTimeout);
+    QCOMPARE(int(c->store()->rankSeries(0).size()), 10);
+    QCOMPARE(int(c->store()->rankSeries(1).size()), 10);
+    const auto status = RunDirectory::readStatus(c->runDirectory());
+    QVERIFY(status);
+    QCOMPARE(status->malformedLines, 0);
+    QCOMPARE(status->ignoredLines, 2 * 10);
+    QCOMPARE(status->unknownFields, 2 * 10);
+    const QString log = monitorLog();
+    QCOMPARE(log.count(QLatin1String("unknown type 'histogram'")), 2);
+    QCOMPARE(log.count(QLatin1String("unknown field 'h2d_ms' in step")), 2);
+    QVERIFY(!log.contains(QLatin1String("warning")));
+    QFile metrics(RunDirectory::metricsPath(c->runDirectory()));
+    QVERIFY(metrics.open(QIODevice::ReadOnly));
+    QCOMPARE(metrics.readAll().count("\"type\":\"histogram\""), 2 * 10);
+  }
+
+  // A rank that speaks only other wire versions is refused, named, and the run goes on.
+  void incompatibleWireVersionIsRefused() {
+    make({{"FAKE_STEPS", "10"}, {"FAKE_WIRE_RANGE", "7,9"}, {"FAKE_RANKS", "1"}});
+    QVERIFY(c->start(fakeSpec(2)));
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c->state()), kRunTimeout);
+    QCOMPARE(int(c->store()->rankSeries(0).size()), 10);
+    QCOMPARE(int(c->store()->rankSeries(1).size()), 0);
+    QCOMPARE(RunDirectory::readStatus(c->runDirectory())->droppedConnections, 1);
+    const QString log = monitorLog();
+    QVERIFY2(log.contains(QStringLiteral("rank 1 speaks wire versions 7..9; this monitor reads "
+                                         "%1..%2")
+                              .arg(wire::kMinVersion)
+                              .arg(wire::kMaxVersion)),
+             qPrintable(log));
+  }
+
   void slowWriterLosesNothing() {
     make({{"FAKE_STEPS", "15"}, {"FAKE_SLOW", "1"}, {"FAKE_STEP_MS", "0"}});
     QVERIFY(c->start(fakeSpec(2)));

@@ -81,6 +81,8 @@ class TestRunDirectory : public QObject {
     s.totalSteps = 100;
     s.lastLoss = std::nan("");
     s.malformedLines = 7;
+    s.ignoredLines = 11;
+    s.unknownFields = 13;
     s.droppedConnections = 2;
     QVERIFY(dir.writeStatus(s));
     auto r = RunDirectory::readStatus(dir.path());
@@ -94,6 +96,8 @@ class TestRunDirectory : public QObject {
     QVERIFY(std::isnan(r->lastLoss));
     QCOMPARE(r->startedAt.toSecsSinceEpoch(), s.startedAt.toSecsSinceEpoch());
     QCOMPARE(r->malformedLines, 7);
+    QCOMPARE(r->ignoredLines, 11);
+    QCOMPARE(r->unknownFields, 13);
     QCOMPARE(r->droppedConnections, 2);
   }
 

@@ -14,6 +14,7 @@
 #include "run_controller.h"
 #include "signal_notifier.h"
 #include "spec_flags.h"
+#include "system_text.h"
 #include "straggler_watch.h"
 #include "task_check.h"
 
@@ -80,6 +81,11 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
     std::printf("%-5d %-8lld %-8zu %-12s %-12.0f %s\n", r.rank, static_cast<long long>(r.pid),
                 s.size(), formatLoss(info.loss).toStdString().c_str(), info.samplesPerSec,
                 r.exitText.toStdString().c_str());
+  }
+  // What each rank cost its machine, from its system samples (when the workers sent them).
+  if (const QStringList table = formatSystemTable(store); !table.isEmpty()) {
+    std::printf("\nsystem use per rank:\n");
+    for (const QString& line : table) std::printf("%s\n", line.toStdString().c_str());
   }
   // Where each rank's steps went (workers that report a step breakdown), and a straggler the run
   // ended with.

@@ -5,9 +5,11 @@
 #include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <algorithm>
+#include <utility>
 
 #include "line_buffer.h"
 
@@ -19,6 +21,8 @@ struct MetricsServer::Connection {
   LineBuffer lines;
   bool believed = false;
   int rank = -1;
+  bool reportedType = false;   // an unknown message type was named in ignoredInput()
+  bool reportedField = false;  // an unknown field was
 };
 
 namespace {
@@ -134,8 +138,13 @@ bool MetricsServer::handleHello(Connection& c, std::string_view line, QString* w
     *why = QStringLiteral("wrong token");
     return false;
   }
-  if (h.v != wire::kVersion) {
-    *why = QStringLiteral("unsupported wire version %1").arg(h.v);
+  if (!wire::compatible(h)) {
+    *why = QStringLiteral("rank %1 speaks wire versions %2..%3; this monitor reads %4..%5")
+               .arg(h.rank)
+               .arg(h.v_min)
+               .arg(h.v_max)
+               .arg(wire::kMinVersion)
+               .arg(wire::kMaxVersion);
     return false;
   }
   if (world_ > 0 && h.world != world_) {
@@ -163,6 +172,7 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
   int bad = 0;
   QString last_error;
   QString drop_reason;
+  QStringList ignored;  // what to name in ignoredInput(), at most one type and one field
   const bool was_believed = c->believed;
   const bool within_limit =
       c->lines.feed(chunk.constData(), std::size_t(chunk.size()), [&](std::string_view line) {
@@ -174,10 +184,24 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
         }
         if (line.empty() || line == "\r") return;  // blank lines carry nothing; not an error
         wire::Decoded d = wire::decode(line);
+        if (!d.ignored.empty()) {
+          // Kept for metrics.jsonl: a later version of ddpdesk may read what this one cannot.
+          ++counters_.ignored;
+          batch_lines_.append(line.data(), qsizetype(line.size())).append('\n');
+          if (!std::exchange(c->reportedType, true)) ignored << QString::fromStdString(d.ignored);
+          return;
+        }
         if (!d.message) {
           ++bad;
           last_error = QString::fromStdString(d.error);
           return;
+        }
+        if (d.unknown_fields > 0) {
+          counters_.unknownFields += d.unknown_fields;
+          if (!std::exchange(c->reportedField, true))
+            ignored << QStringLiteral("unknown field '%1' in %2")
+                           .arg(QString::fromStdString(d.unknown_field),
+                                QString::fromLatin1(wire::type_name(*d.message)));
         }
         if (wire::rank_of(*d.message) != c->rank ||
             std::holds_alternative<wire::Hello>(*d.message)) {
@@ -203,7 +227,7 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
     Q_EMIT peerAuthenticated(std::get<wire::Hello>(batch_.front()));
   }
   // Moved out: a listener may start another read (nested event loop) that refills the members.
-  if (!batch_.empty()) {
+  if (!batch_.empty() || !batch_lines_.isEmpty()) {
     const std::vector<wire::Message> messages = std::move(batch_);
     const QByteArray lines = std::move(batch_lines_);
     batch_.clear();
@@ -211,6 +235,7 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
     Q_EMIT messagesReceived(messages, lines);
   }
   if (bad > 0) Q_EMIT malformedLines(c->rank, bad, last_error);
+  for (const QString& what : ignored) Q_EMIT ignoredInput(c->rank, what);
   if (!within_limit && connections_.contains(socket))
     drop(socket, QStringLiteral("line longer than %1 bytes").arg(wire::kMaxLineBytes));
 }

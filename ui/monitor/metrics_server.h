@@ -3,6 +3,8 @@
 // hello carrying the run's token; until then nothing it says is used. Each connection buffers
 // partial lines, decodes many lines per read and is dropped on its own when it misbehaves
 // (oversized line, bad hello, silence before hello); malformed lines are counted, never fatal.
+// Lines of a message type this codec does not know, and unknown fields, are counted and ignored:
+// a newer worker's additions (see docs/wire-format.md).
 #pragma once
 
 #include <QByteArray>
@@ -26,6 +28,8 @@ class MetricsServer : public QObject {
   struct Counters {
     qint64 messages = 0;       // decoded and accepted messages (hello included)
     qint64 malformed = 0;      // lines rejected by the codec or not matching the sender's rank
+    qint64 ignored = 0;        // well-formed lines of a message type this codec does not know
+    qint64 unknownFields = 0;  // fields of accepted messages that this codec does not know
     qint64 dropped = 0;        // connections closed by the server for misbehaving
     qint64 authenticated = 0;  // connections that passed the hello check
     qint64 bytes = 0;          // bytes read from every connection
@@ -52,11 +56,15 @@ class MetricsServer : public QObject {
   // A connection passed the hello check (the hello's token is blanked).
   void peerAuthenticated(const ddpdesk::wire::Hello& hello);
   // Every message decoded from one read of one connection, in order (hellos excluded), and the
-  // exact lines they came from, each ending in '\n' (what the run's metrics.jsonl keeps).
+  // exact lines they came from, each ending in '\n' (what the run's metrics.jsonl keeps), with
+  // the lines of unknown types among them (no message; kept for a later version to read).
   void messagesReceived(const std::vector<ddpdesk::wire::Message>& messages,
                         const QByteArray& lines);
   // Lines of a believed connection that were rejected in one read: how many and the last reason.
   void malformedLines(int rank, int count, const QString& lastError);
+  // The first line of an unknown type, and the first unknown field, on a connection: what was
+  // ignored ("unknown type 'x'", "unknown field 'y' in step"). Later ones are only counted.
+  void ignoredInput(int rank, const QString& what);
   // The server closed a connection: rank is -1 when it never passed the hello check.
   void connectionDropped(int rank, const QString& reason);
   // A believed peer closed its end (normally: the rank exited).

@@ -161,6 +161,10 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     if (ev->event == "checkpoint" && !ev->path.empty())
       lastCheckpoint = QString::fromStdString(ev->path);
     if (ev->event == "epoch") i.epoch = ev->epoch;
+  } else if (const auto* g = std::get_if<wire::Gauge>(&msg)) {
+    // x on the samples axis: what the rank had trained when the value came in.
+    const Column& samples = series(rank).samples;
+    if (gauges.add(*g, samples.empty() ? 0.0 : samples.back(), revision)) info(rank, revision);
   } else if (const auto* er = std::get_if<wire::Error>(&msg)) {
     errors.push_back(*er);
     info(rank, revision).error = QString::fromStdString(er->message);
@@ -238,10 +242,15 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
   auto decodeLine = [&](std::string_view line) {
     if (line.empty() || line == "\r") return;
     wire::Decoded d = wire::decode(line);
+    if (!d.ignored.empty()) {  // a later version's message: not an error
+      ++r.ignored;
+      return;
+    }
     if (!d.message) {
       ++r.malformed;
       return;
     }
+    r.unknownFields += d.unknown_fields;
     into.apply(*d.message, 0);
     ++r.messages;
   };
@@ -277,6 +286,7 @@ void MetricsStore::adopt(Data&& data) {
     if (i.seen) i.revision = revision_;
   d_.global.revision = revision_;
   d_.evals.revision = revision_;
+  d_.gauges.touchAll(revision_);
   touch();
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "chunked.h"
+#include "gauge_series.h"
 #include "step_breakdown.h"
 #include "wire.h"
 
@@ -109,6 +110,8 @@ class MetricsStore : public QObject {
     bool ok = false;
     qint64 messages = 0;
     qint64 malformed = 0;
+    qint64 ignored = 0;        // lines of a message type this version does not know
+    qint64 unknownFields = 0;  // fields it does not know, in the lines it read
     QString error;
   };
   // clear(), then ingests every valid line of a metrics.jsonl file; emits updated() once.
@@ -135,6 +138,8 @@ class MetricsStore : public QObject {
   const EvalSeries& evals() const { return d_.evals; }
   const std::vector<wire::Event>& events() const { return d_.events; }
   const std::vector<wire::Error>& errors() const { return d_.errors; }
+  // Every rank's gauges (system metrics and any other), by name (gauge_series.h).
+  const GaugeSet& gauges() const { return d_.gauges; }
   // Rank r's step breakdowns (step_breakdown.h); empty when its messages carry no time_ms.
   const BreakdownSeries& breakdown(int rank) const;
   // Ranks whose series grew after `revision` (ascending).
@@ -165,6 +170,7 @@ class MetricsStore : public QObject {
     std::set<std::pair<int, std::int64_t>> evalKeys;  // (epoch, step) of every eval kept
     std::vector<wire::Event> events;
     std::vector<wire::Error> errors;
+    GaugeSet gauges;
     qint64 totalSteps = 0;
     QString lastCheckpoint;
 

@@ -64,6 +64,14 @@ RunController::RunController(QObject* parent)
         Q_EMIT warning(
             QStringLiteral("rank %1 sent %2 malformed line(s): %3").arg(rank).arg(count).arg(why));
       });
+  // A newer worker's additions: worth a line in monitor.log, not a warning (nothing is wrong).
+  connect(server_, &MetricsServer::ignoredInput, this, [this](int rank, const QString& what) {
+    if (dir_)
+      dir_->logEvent(QStringLiteral("rank %1 sent input this monitor ignores (counted in "
+                                    "status.json): %2")
+                         .arg(rank)
+                         .arg(what));
+  });
   connect(server_, &MetricsServer::allDisconnected, this, [this] {
     if (draining_) finalize();
   });
@@ -409,6 +417,8 @@ void RunController::finalize() {
     s.totalSteps = progress.totalSteps;
     s.lastLoss = progress.globalLoss;
     s.malformedLines = server_->counters().malformed;
+    s.ignoredLines = server_->counters().ignored;
+    s.unknownFields = server_->counters().unknownFields;
     s.droppedConnections = server_->counters().dropped;
     QString err;
     if (!dir_->writeStatus(s, &err)) Q_EMIT warning(err);

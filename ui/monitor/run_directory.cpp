@@ -132,6 +132,8 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   o[QStringLiteral("last_loss")] =
       std::isfinite(s.lastLoss) ? QJsonValue(s.lastLoss) : QJsonValue();
   o[QStringLiteral("malformed_lines")] = s.malformedLines;
+  o[QStringLiteral("ignored_lines")] = s.ignoredLines;
+  o[QStringLiteral("unknown_fields")] = s.unknownFields;
   o[QStringLiteral("dropped_connections")] = s.droppedConnections;
   return saveAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
@@ -194,6 +196,8 @@ std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
   const QJsonValue loss = o.value(QStringLiteral("last_loss"));
   s.lastLoss = loss.isDouble() ? loss.toDouble() : std::nan("");
   s.malformedLines = o.value(QStringLiteral("malformed_lines")).toInteger();
+  s.ignoredLines = o.value(QStringLiteral("ignored_lines")).toInteger();
+  s.unknownFields = o.value(QStringLiteral("unknown_fields")).toInteger();
   s.droppedConnections = o.value(QStringLiteral("dropped_connections")).toInteger();
   return s;
 }

@@ -34,6 +34,8 @@ struct RunStatus {
   qint64 totalSteps = 0;
   double lastLoss = 0;            // global loss of the last step (NaN is written as null)
   qint64 malformedLines = 0;      // metrics lines the monitor rejected
+  qint64 ignoredLines = 0;        // metrics lines of a message type it does not know (ignored)
+  qint64 unknownFields = 0;       // fields it does not know in the lines it accepted (ignored)
   qint64 droppedConnections = 0;  // metrics connections refused or dropped (bad token, ...)
 };
 

@@ -1,0 +1,19 @@
+// The names and units of the system gauges a worker sends (engine/telemetry/system_sampler.h)
+// and the monitor shows (rank table, System chart, headless summary). Gauges are generic on the
+// wire and in the store; only the places that show these particular ones need their names.
+#pragma once
+
+namespace ddpdesk::gauges {
+
+// Per process, from /proc.
+constexpr const char* kCpuPercent = "cpu_percent";  // %: 100 = one core busy
+constexpr const char* kRssBytes = "rss_bytes";      // B: resident memory
+constexpr const char* kThreads = "threads";         // count
+// The rank's GPU, from NVML (absent on CPU ranks and where NVML is missing).
+constexpr const char* kGpuUtilPercent = "gpu_util_percent";             // %: time a kernel ran
+constexpr const char* kGpuMemoryUsedBytes = "gpu_memory_used_bytes";    // B: the whole device's
+constexpr const char* kGpuMemoryTotalBytes = "gpu_memory_total_bytes";  // B
+constexpr const char* kGpuTemperatureC = "gpu_temperature_c";           // C
+constexpr const char* kGpuPowerW = "gpu_power_w";                       // W
+
+}  // namespace ddpdesk::gauges
