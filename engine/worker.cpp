@@ -190,6 +190,9 @@ int worker_main(int argc, char** argv) {
     for (const auto& p : problems) std::cerr << "ddpdesk-worker: " << p << "\n";
     return 2;
   }
+  // What a rank writes of its own (TensorBoard files) needs the run directory it was given.
+  if (const auto errors = validate_for_worker(spec); !errors.empty() && !want_check)
+    return fail_input(format_error(errors.front(), Spelling::Flag));
   RankEnvResult env = read_rank_env();
   if (!env.env && want_check) env.env = RankEnv{};  // a check needs no place in a job
   if (!env.env) return fail_input(env.error);
@@ -246,6 +249,7 @@ int worker_main(int argc, char** argv) {
   topts.hello.device =
       spec.device == "cuda" ? "cuda:" + std::to_string(e.local_rank) : std::string("cpu");
   topts.monitor_path = monitor ? monitor : "";
+  if (spec.tensorboard) topts.tensorboard_dir = spec.run_dir + "/tb";
   // "{rank}" in the path gives each rank its own file (handy under torchrun and srun).
   topts.metrics_file = spec.metrics_file;
   for (std::size_t p; (p = topts.metrics_file.find("{rank}")) != std::string::npos;)

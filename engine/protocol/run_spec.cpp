@@ -12,7 +12,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class Kind { Int, Real, Text };
+enum class Kind { Int, Real, Text, Bool };
 
 // One row per field: how to read/write it and what values are allowed. The checker returns the
 // "allowed" text when the current value is bad, or an empty string when it is fine.
@@ -120,6 +120,10 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) { return json(s.collective_timeout); },
        [](RunSpec& s, const json& v) { s.collective_timeout = v.get<double>(); },
        [](const RunSpec& s) { return check_real(s.collective_timeout, 0.5, 86400.0, false); }},
+      {"tensorboard", Kind::Bool, "1: write TensorBoard event files into <run_dir>/tb (0: off)",
+       [](const RunSpec& s) { return json(s.tensorboard ? 1 : 0); },
+       [](RunSpec& s, const json& v) { s.tensorboard = v.get<int>() != 0; },
+       [](const RunSpec&) { return std::string(); }},
       {"name", Kind::Text, "label for the run", [](const RunSpec& s) { return json(s.name); },
        [](RunSpec& s, const json& v) { s.name = v.get<std::string>(); },
        [](const RunSpec& s) -> std::string {
@@ -195,6 +199,18 @@ std::optional<json> convert(const Field& f, const json& v) {
       }
       return std::nullopt;
     }
+    case Kind::Bool: {
+      // 0 and 1 as the flags take them; true and false as JSON writes them.
+      if (v.is_boolean()) return json(v.get<bool>() ? 1 : 0);
+      if (v.is_number() && (v.get<double>() == 0 || v.get<double>() == 1))
+        return json(v.get<double>() == 1 ? 1 : 0);
+      if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        if (s == "0" || s == "false") return json(0);
+        if (s == "1" || s == "true") return json(1);
+      }
+      return std::nullopt;
+    }
     case Kind::Real: {
       if (v.is_number()) return json(v.get<double>());
       if (v.is_string()) {
@@ -223,6 +239,8 @@ const char* kind_text(Kind k) {
       return "must be a number";
     case Kind::Text:
       return "must be a string";
+    case Kind::Bool:
+      return "must be 0 or 1";
   }
   return "";
 }
@@ -338,6 +356,14 @@ std::vector<FieldError> validate(const RunSpec& spec) {
   return out;
 }
 
+std::vector<FieldError> validate_for_worker(const RunSpec& spec) {
+  std::vector<FieldError> out;
+  if (spec.tensorboard && spec.run_dir.empty())
+    out.push_back({"tensorboard", "1",
+                   "needs a run directory (run_dir): the event files go to <run_dir>/tb"});
+  return out;
+}
+
 std::vector<FieldError> apply_fields(const nlohmann::json& obj, RunSpec& spec) {
   std::vector<FieldError> out;
   if (!obj.is_object()) {
@@ -389,7 +415,7 @@ SpecResult parse_run_spec(const std::string& text) {
 const std::vector<FieldInfo>& run_spec_fields() {
   static const std::vector<FieldInfo> infos = [] {
     std::vector<FieldInfo> v;
-    for (const auto& f : fields()) v.push_back({f.key, f.help});
+    for (const auto& f : fields()) v.push_back({f.key, f.help, f.kind == Kind::Bool});
     return v;
   }();
   return infos;

@@ -31,6 +31,7 @@ struct RunSpec {
   double checkpoint_minutes = 0;     // minutes between periodic checkpoints; 0 = off
   int keep_checkpoints = 3;          // periodic checkpoints kept on disk
   double collective_timeout = 60.0;  // seconds a collective may wait for a peer
+  bool tensorboard = false;          // TensorBoard event files under <run_dir>/tb
   std::string name;                  // free text label for the run (monitor only)
   // The user's task (task "script"): a scripted TorchScript module and tensor data files
   // (safetensors or torch.save zip), the loss, and the tensor names inside the data files.
@@ -67,6 +68,10 @@ std::vector<FieldError> validate(const RunSpec& spec);
 // The problems of one field only (the GUI shows them next to the field).
 std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& key);
 
+// Rules for a rank started on its own (ddpdesk-worker): what needs the run directory it was
+// given. The monitor always gives its ranks one, so the GUI form and headless mode skip these.
+std::vector<FieldError> validate_for_worker(const RunSpec& spec);
+
 // Applies a JSON object of fields onto `spec`. Values may be JSON numbers/strings/bools or, as
 // the CLI passes them, strings to convert. Unknown keys and unconvertible values are errors.
 std::vector<FieldError> apply_fields(const nlohmann::json& fields, RunSpec& spec);
@@ -87,6 +92,7 @@ SpecResult parse_run_spec(const std::string& json_text);
 struct FieldInfo {
   const char* key;
   const char* help;
+  bool boolean = false;  // 0 or 1 (JSON also takes true/false): a checkbox in the GUI
 };
 const std::vector<FieldInfo>& run_spec_fields();
 

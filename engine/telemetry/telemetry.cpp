@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace ddpdesk {
@@ -35,6 +36,8 @@ int connect_unix(const std::string& path) {
 }  // namespace
 
 Telemetry::Telemetry(Options o) : opts_(std::move(o)) {
+  if (!opts_.tensorboard_dir.empty())
+    tb_ = std::make_unique<TensorBoardSink>(opts_.tensorboard_dir, opts_.hello.rank);
   if (!opts_.metrics_file.empty()) {
     file_ = ::open(opts_.metrics_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (file_ < 0)
@@ -51,6 +54,7 @@ Telemetry::~Telemetry() {
 }
 
 void Telemetry::send(const wire::Message& m) {
+  if (tb_) tb_->push(m);
   std::string line = wire::encode(m);
   line.push_back('\n');
   if (file_ >= 0) {
@@ -142,6 +146,7 @@ void Telemetry::close(double drain_s) {
     ::close(file_);
     file_ = -1;
   }
+  if (tb_) tb_->close();
   if (!sender_.joinable()) return;
   bool drained = false;
   {

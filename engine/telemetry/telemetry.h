@@ -1,5 +1,6 @@
 // Where a rank's wire messages go: the monitor's Unix socket (DDPDESK_MONITOR), a JSONL file
-// (--metrics-file) and nowhere else. Training never waits for the monitor: socket writes happen
+// (--metrics-file), TensorBoard event files (--tensorboard: tensorboard_sink.h) and nowhere else.
+// Training never waits for the monitor: socket writes happen
 // on a sender thread fed by a bounded queue, and when the queue is full messages for the socket
 // are dropped (and counted) while the file still receives every one.
 #pragma once
@@ -11,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "tensorboard_sink.h"
 #include "wire.h"
 
 namespace ddpdesk {
@@ -22,6 +24,7 @@ class Telemetry {
     std::string monitor_path;  // empty: no socket
     std::string metrics_file;  // empty: no file
     std::size_t queue_limit = 1 << 16;
+    std::string tensorboard_dir;  // empty: no TensorBoard files; else <run_dir>/tb
   };
   // Throws std::runtime_error when the metrics file cannot be opened.
   explicit Telemetry(Options o);
@@ -54,6 +57,7 @@ class Telemetry {
   std::atomic<bool> connected_{false};
   std::atomic<int> fd_{-1};
   std::thread sender_;
+  std::unique_ptr<TensorBoardSink> tb_;  // fed by send() from any thread; closed last
 };
 
 }  // namespace ddpdesk

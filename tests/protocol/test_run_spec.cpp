@@ -55,6 +55,10 @@ class TestRunSpec : public QObject {
                              << "invalid bach_size '4': is not a run spec field";
     QTest::newRow("huge int") << R"({"epochs":99999999999})"
                               << "invalid epochs '99999999999': must be an integer";
+    QTest::newRow("tensorboard 2") << R"({"tensorboard":2})"
+                                   << "invalid tensorboard '2': must be 0 or 1";
+    QTest::newRow("tensorboard yes") << R"({"tensorboard":"yes"})"
+                                     << "invalid tensorboard 'yes': must be 0 or 1";
   }
   void rejectsBadValues() {
     QFETCH(QString, json);
@@ -63,6 +67,42 @@ class TestRunSpec : public QObject {
     QVERIFY(!r.ok());
     QCOMPARE(r.errors.size(), size_t(1));
     QCOMPARE(QString::fromStdString(format_error(r.errors[0], Spelling::JsonKey)), message);
+  }
+
+  // A 0/1 field: the flags' 0 and 1, JSON's true and false; written back as 0 or 1.
+  void booleanField() {
+    const std::vector<std::pair<nlohmann::json, bool>> cases = {
+        {"1", true},  {"0", false},   {1, true},      {0, false},
+        {true, true}, {false, false}, {"true", true}, {"false", false}};
+    for (const auto& [value, want] : cases) {
+      RunSpec s;
+      s.tensorboard = !want;
+      QVERIFY(apply_fields({{"tensorboard", value}}, s).empty());
+      QCOMPARE(s.tensorboard, want);
+      QCOMPARE(to_json(s)["tensorboard"], nlohmann::json(want ? 1 : 0));
+    }
+    QCOMPARE(to_json(RunSpec())["tensorboard"], nlohmann::json(0));
+    bool listed = false;
+    for (const FieldInfo& f : run_spec_fields()) {
+      QCOMPARE(f.boolean, std::string(f.key) == "tensorboard");
+      listed = listed || f.boolean;
+    }
+    QVERIFY(listed);
+  }
+
+  // A rank started on its own writes TensorBoard files only into a run directory.
+  void workerRules() {
+    RunSpec s;
+    QVERIFY(validate_for_worker(s).empty());
+    s.tensorboard = true;
+    QVERIFY(validate(s).empty());  // the monitor gives its ranks a run directory
+    const auto errors = validate_for_worker(s);
+    QCOMPARE(errors.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(format_error(errors[0], Spelling::Flag)),
+             QStringLiteral("invalid --tensorboard '1': needs a run directory (run_dir): the "
+                            "event files go to <run_dir>/tb"));
+    s.run_dir = "/tmp/run";
+    QVERIFY(validate_for_worker(s).empty());
   }
 
   void flagSpelling() {
