@@ -37,12 +37,34 @@ std::string worker_path() {
   return DDPDESK_WORKER_PATH;
 }
 
+namespace {
+
+// Every directory temp_dir() made, removed when the test process exits, passed or failed
+// (DDPDESK_KEEP_TEST_FILES=1 keeps them to look at). Forked ranks leave through exec or _exit,
+// so only the test process itself runs this.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    const char* keep = std::getenv("DDPDESK_KEEP_TEST_FILES");
+    if (keep && std::string(keep) == "1") return;
+    std::error_code ec;
+    for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+  }
+};
+TempDirs& temp_dirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+
+}  // namespace
+
 std::string temp_dir(const std::string& tag) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ddpdesk-" + tag + "-XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  temp_dirs().dirs.push_back(buf.data());
   return buf.data();
 }
 

@@ -501,6 +501,26 @@ TEST_F(UserTask, DryRunRejectsBrokenInputWithOneLine) {
     for (const auto& w : c.words) EXPECT_NE(what.find(w), std::string::npos) << w << " in " << err;
     EXPECT_FALSE(fs::exists(dir + "/run")) << "bad input must not create the run directory";
     EXPECT_FALSE(fs::exists(dir + "/m.jsonl")) << "bad input must not open the metrics file";
+#ifdef DDPDESK_BIN
+    // The same through `ddpdesk --headless` (two ranks): its check runs the worker's dry run
+    // before anything is spawned; the same line comes back under the app's name, exit 2, and no
+    // run directory appears in its data directory.
+    std::string cmd = "XDG_DATA_HOME='" + dir + "/data' DDPDESK_WORKER='" + worker_path() +
+                      "' '" DDPDESK_BIN "' --headless --nproc 2 --task script --epochs 1";
+    for (const auto& [k, v] : flags) cmd += " " + k + " '" + v + "'";
+    cmd += " >'" + dir + "/headless.out' 2>'" + dir + "/headless.err'";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << cmd;
+    std::ifstream in(dir + "/headless.err");
+    const std::string herr((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(std::count(herr.begin(), herr.end(), '\n'), 1) << herr;
+    EXPECT_EQ(herr.rfind("ddpdesk: invalid " + c.flag + " '", 0), 0u) << herr;
+    EXPECT_NE(herr.find(what), std::string::npos) << "headless: " << herr << "worker: " << err;
+    EXPECT_FALSE(fs::exists(dir + "/data/ddpdesk/runs") &&
+                 !fs::is_empty(dir + "/data/ddpdesk/runs"))
+        << "headless bad input must not create a run directory";
+#endif
   }
 }
 
