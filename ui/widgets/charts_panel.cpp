@@ -13,6 +13,7 @@
 #include "loss_chart.h"
 #include "metrics_store.h"
 #include "throughput_chart.h"
+#include "time_chart.h"
 
 namespace ddpdesk {
 
@@ -62,12 +63,20 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
 
   auto* split = new QSplitter(Qt::Vertical, this);
   loss_ = new LossChart(split);
-  throughput_ = new ThroughputChart(split);
+  // Throughput and Time side by side: the bars need width less than height.
+  auto* lower = new QSplitter(Qt::Horizontal, split);
+  throughput_ = new ThroughputChart(lower);
+  time_ = new TimeChart(lower);
+  lower->addWidget(throughput_);
+  lower->addWidget(time_);
+  lower->setStretchFactor(0, 3);
+  lower->setStretchFactor(1, 2);
   split->addWidget(loss_);
-  split->addWidget(throughput_);
+  split->addWidget(lower);
   // Half a period apart, so the two never redraw in the same pass of the event loop.
   loss_->setRedrawInterval(66);
   throughput_->setRedrawInterval(66, 33);
+  time_->setRedrawInterval(200, 17);  // bars need fewer frames, and off both charts' beat
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   v->addWidget(split, 1);
@@ -92,6 +101,7 @@ void ChartsPanel::setSources(const ChartSources& sources, bool live) {
   opening_.clear();
   loss_->setSources(sources);
   throughput_->setSources(sources);
+  time_->setSources(sources);
   backToLive_->setVisible(!live);
   csv_->setEnabled(sources.size() == 1);
   updateShowing();

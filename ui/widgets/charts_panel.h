@@ -1,6 +1,7 @@
-// The charts area: the loss chart over the throughput chart, with the controls they share (x
-// axis, smoothing slider, CSV export) and a line saying what is shown: the live run, or runs
-// opened from the history (with a way back to the live run).
+// The charts area: the loss chart over the throughput chart and, beside the throughput, the Time
+// chart (each rank's step breakdown), with the controls they share (x axis, smoothing slider, CSV
+// export) and a line saying what is shown: the live run, or runs opened from the history (with a
+// way back to the live run).
 #pragma once
 
 #include <QStringList>
@@ -18,6 +19,7 @@ namespace ddpdesk {
 
 class LossChart;
 class ThroughputChart;
+class TimeChart;
 
 class ChartsPanel : public QWidget {
   Q_OBJECT
@@ -40,6 +42,7 @@ class ChartsPanel : public QWidget {
 
   LossChart* lossChart() const { return loss_; }
   ThroughputChart* throughputChart() const { return throughput_; }
+  TimeChart* timeChart() const { return time_; }
   QSlider* smoothingSlider() const { return slider_; }
 
  public Q_SLOTS:
@@ -55,6 +58,7 @@ class ChartsPanel : public QWidget {
 
   LossChart* loss_;
   ThroughputChart* throughput_;
+  TimeChart* time_;
   QComboBox* xAxis_;
   QSlider* slider_;
   QLabel* sliderValue_;

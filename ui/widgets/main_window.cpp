@@ -35,6 +35,8 @@
 #include "run_history.h"
 #include "run_opener.h"
 #include "spec_settings.h"
+#include "straggler_banner.h"
+#include "straggler_watch.h"
 #include "throughput_chart.h"
 
 namespace ddpdesk {
@@ -61,6 +63,10 @@ MainWindow::MainWindow(QWidget* parent)
   log_ = new LogView(this);
   history_ = new HistoryPanel(this);
   opener_ = new RunOpener(this);
+  stragglers_ = new StragglerWatch(this);
+  stragglers_->setStore(controller_->store());
+  stragglerBanner_ = new StragglerBanner(this);
+  stragglerBanner_->setWatch(stragglers_);
 
   rankView_ = new QTableView(this);
   rankView_->setModel(rankModel_);
@@ -78,6 +84,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto* rv = new QVBoxLayout(right);
   rv->setContentsMargins(0, 0, 0, 0);
   rv->addWidget(controls_);
+  rv->addWidget(stragglerBanner_);
   auto* vsplit = new QSplitter(Qt::Vertical, right);
   vsplit->addWidget(charts_);
   vsplit->addWidget(tabs_);
@@ -131,6 +138,10 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connect(controller_, &RunController::stateChanged, this,
           [this](RunController::State s) { onStateChanged(s); });
+  connect(stragglers_, &StragglerWatch::flagged, this,
+          [this](int, const QString& text) { log_->appendLine(LogBuffer::kMonitor, false, text); });
+  connect(stragglers_, &StragglerWatch::cleared, this,
+          [this](int, const QString& text) { log_->appendLine(LogBuffer::kMonitor, false, text); });
 
   if (const auto last = loadLastSpec()) form_->setSpec(*last);
   history_->refresh();
@@ -305,7 +316,7 @@ void MainWindow::copySrunCommand() {
 
 void MainWindow::refreshNow() {
   controls_->refresh(*controller_);
-  rankModel_->setRows(buildRankRows(controller_->ranks(), *controller_->store()));
+  rankModel_->setRows(buildRankRows(controller_->ranks(), *controller_->store(), stragglers_));
 }
 
 void MainWindow::updateActions() {

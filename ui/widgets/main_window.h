@@ -33,6 +33,8 @@ class RankTableModel;
 class RunControls;
 class RunForm;
 class RunOpener;
+class StragglerBanner;
+class StragglerWatch;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -47,6 +49,7 @@ class MainWindow : public QMainWindow {
   RankTableModel* rankModel() const { return rankModel_; }
   LogView* logView() const { return log_; }
   HistoryPanel* history() const { return history_; }
+  StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   QTabWidget* tabs() const { return tabs_; }
   QAction* startAction() const { return start_; }
   QAction* stopAction() const { return stop_; }
@@ -100,7 +103,9 @@ class MainWindow : public QMainWindow {
   QAction* start_;
   QAction* stop_;
   QTimer refresh_;
-  RunOpener* opener_;  // runs opened from the history
+  RunOpener* opener_;           // runs opened from the history
+  StragglerWatch* stragglers_;  // of the live run: the banner and the rank table show it
+  StragglerBanner* stragglerBanner_;
   std::function<bool()> askClose_;
   std::function<void(const QString&)> showError_;
   bool closeAfterStop_ = false;

@@ -7,6 +7,8 @@
 
 #include "metrics_store.h"
 #include "progress_text.h"
+#include "step_breakdown.h"
+#include "straggler_watch.h"
 
 namespace ddpdesk {
 namespace {
@@ -36,7 +38,7 @@ QString stateOf(const RunController::RankState* p, const RankInfo& info, bool* f
 }  // namespace
 
 std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& ranks,
-                                   const MetricsStore& store) {
+                                   const MetricsStore& store, const StragglerWatch* stragglers) {
   std::vector<RankRow> rows;
   const int n = ranks.empty() ? store.rankCount() : int(ranks.size());
   const int world = std::max(1, std::max(n, store.rankCount()));
@@ -54,6 +56,12 @@ std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& 
     if (p && p->exited)
       row.exitCode =
           p->crashed ? QStringLiteral("signal %1").arg(p->signal) : QString::number(p->exitCode);
+    if (const auto t = store.breakdown(r).latest()) {
+      row.computeMs = computeMs(*t);
+      row.waitMs = waitMs(*t);
+      row.syncEfficiency = syncEfficiency(*t);
+    }
+    if (stragglers) row.straggler = stragglers->explanation(r);
     rows.push_back(row);
   }
   return rows;
@@ -83,6 +91,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(rows_.size())) return {};
   const RankRow& r = rows_[index.row()];
   if (role == Qt::ForegroundRole && r.failed) return QBrush(QColor(192, 57, 43));
+  // A straggler's row in amber, like the banner above the charts; hover for why.
+  if (role == Qt::BackgroundRole && !r.straggler.isEmpty()) return QBrush(QColor(255, 228, 160));
+  if (role == Qt::ToolTipRole && !r.straggler.isEmpty()) return r.straggler;
   if (role == Qt::TextAlignmentRole)
     return index.column() == State || index.column() == Device
                ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
@@ -103,6 +114,14 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       return formatLoss(r.loss);
     case SamplesPerSec:
       return QString::number(r.samplesPerSec, 'f', 0);
+    case ComputeMs:
+      return std::isnan(r.computeMs) ? QString() : QString::number(r.computeMs, 'f', 1);
+    case WaitMs:
+      return std::isnan(r.waitMs) ? QString() : QString::number(r.waitMs, 'f', 1);
+    case SyncEfficiency:
+      return std::isnan(r.syncEfficiency)
+                 ? QString()
+                 : QString::number(std::lround(r.syncEfficiency * 100)) + QLatin1Char('%');
     case ExitCode:
       return r.exitCode;
   }
@@ -111,11 +130,22 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[] = {"rank", "pid",       "device",    "state",
-                                "step", "last loss", "samples/s", "exit code"};
+  static const char* names[] = {"rank",    "pid",       "device",    "state",
+                                "step",    "last loss", "samples/s", "compute ms",
+                                "wait ms", "sync eff.", "exit code"};
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == SamplesPerSec)
     return tr("This rank's share: the global samples/s it measured divided by the world size");
+  if (role == Qt::ToolTipRole && section == ComputeMs)
+    return tr(
+        "Its own work per optimizer step (data, forward, backward, optimizer), latest "
+        "log interval");
+  if (role == Qt::ToolTipRole && section == WaitMs)
+    return tr(
+        "Time per step blocked on communication with the other ranks (what backward did "
+        "not hide), latest log interval");
+  if (role == Qt::ToolTipRole && section == SyncEfficiency)
+    return tr("Compute / step time: below 100% the rank waits for others (or for the network)");
   return {};
 }
 

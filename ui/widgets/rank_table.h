@@ -1,9 +1,11 @@
-// The rank table: one row per rank with pid, device, state, step, last loss, samples/s and exit
-// code, from the controller's process view and the store's metrics view of the same rank.
+// The rank table: one row per rank with pid, device, state, step, last loss, samples/s, the step
+// breakdown's compute, wait and sync efficiency, and exit code, from the controller's process view
+// and the store's metrics view of the same rank. A straggler's row is highlighted.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <limits>
 #include <vector>
 
 #include "run_controller.h"
@@ -11,6 +13,7 @@
 namespace ddpdesk {
 
 class MetricsStore;
+class StragglerWatch;
 
 struct RankRow {
   int rank = 0;
@@ -22,17 +25,36 @@ struct RankRow {
   double samplesPerSec = 0;  // this rank's share of the global rate it measured
   QString exitCode;          // "0", "3", "signal 9", or empty while running
   bool failed = false;
+  // From the latest step breakdown (NaN without one): ms per step, and compute / step.
+  double computeMs = std::numeric_limits<double>::quiet_NaN();
+  double waitMs = std::numeric_limits<double>::quiet_NaN();
+  double syncEfficiency = std::numeric_limits<double>::quiet_NaN();
+  QString straggler;  // the straggler detector's explanation while the rank is flagged
 };
 
 // Pure: one row per rank of the controller (or per rank the store knows, when there is no
-// process view, as for a run loaded from disk).
+// process view, as for a run loaded from disk). `stragglers` (optional) marks flagged ranks.
 std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& ranks,
-                                   const MetricsStore& store);
+                                   const MetricsStore& store,
+                                   const StragglerWatch* stragglers = nullptr);
 
 class RankTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Rank, Pid, Device, State, Step, Loss, SamplesPerSec, ExitCode, ColumnCount };
+  enum Column {
+    Rank,
+    Pid,
+    Device,
+    State,
+    Step,
+    Loss,
+    SamplesPerSec,
+    ComputeMs,       // step breakdown: data + forward + backward + optimizer
+    WaitMs,          // step breakdown: exposed communication
+    SyncEfficiency,  // compute / step
+    ExitCode,
+    ColumnCount
+  };
   using QAbstractTableModel::QAbstractTableModel;
 
   void setRows(std::vector<RankRow> rows);
