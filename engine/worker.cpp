@@ -71,6 +71,19 @@ nlohmann::json probe() {
   return j;
 }
 
+// The rank's GPU as NVML names it, for the system sampler: CUDA's device numbers need not match
+// NVML's (CUDA_VISIBLE_DEVICES, CUDA's own device order), its PCI bus id does. Empty on CPU.
+std::string pci_bus_id(const torch::Device& d) {
+#ifdef DDPDESK_HAVE_CUDA
+  char id[64] = {0};
+  if (d.is_cuda() && d.index() >= 0 &&
+      cudaDeviceGetPCIBusId(id, sizeof id, d.index()) == cudaSuccess)
+    return id;
+#endif
+  (void)d;
+  return {};
+}
+
 std::string hostname() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -250,6 +263,8 @@ int worker_main(int argc, char** argv) {
       spec.device == "cuda" ? "cuda:" + std::to_string(e.local_rank) : std::string("cpu");
   topts.monitor_path = monitor ? monitor : "";
   if (spec.tensorboard) topts.tensorboard_dir = spec.run_dir + "/tb";
+  topts.system_interval = spec.system_interval;
+  topts.system.gpu_pci_bus_id = pci_bus_id(device);
   // "{rank}" in the path gives each rank its own file (handy under torchrun and srun).
   topts.metrics_file = spec.metrics_file;
   for (std::size_t p; (p = topts.metrics_file.find("{rank}")) != std::string::npos;)

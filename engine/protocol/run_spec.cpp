@@ -120,6 +120,15 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) { return json(s.collective_timeout); },
        [](RunSpec& s, const json& v) { s.collective_timeout = v.get<double>(); },
        [](const RunSpec& s) { return check_real(s.collective_timeout, 0.5, 86400.0, false); }},
+      {"system_interval", Kind::Real, "seconds between samples of CPU, memory and GPU use (0: off)",
+       [](const RunSpec& s) { return json(s.system_interval); },
+       [](RunSpec& s, const json& v) { s.system_interval = v.get<double>(); },
+       [](const RunSpec& s) -> std::string {
+         // Sampling faster than 10 Hz would cost more than it tells; 0 switches it off.
+         if (s.system_interval == 0 || check_real(s.system_interval, 0.1, 3600.0, false).empty())
+           return "";
+         return "must be 0 (off) or a number from 0.1 to 3600";
+       }},
       {"tensorboard", Kind::Bool, "1: write TensorBoard event files into <run_dir>/tb (0: off)",
        [](const RunSpec& s) { return json(s.tensorboard ? 1 : 0); },
        [](RunSpec& s, const json& v) { s.tensorboard = v.get<int>() != 0; },

@@ -31,6 +31,7 @@ struct RunSpec {
   double checkpoint_minutes = 0;     // minutes between periodic checkpoints; 0 = off
   int keep_checkpoints = 3;          // periodic checkpoints kept on disk
   double collective_timeout = 60.0;  // seconds a collective may wait for a peer
+  double system_interval = 1.0;      // seconds between system metric samples; 0 = off
   bool tensorboard = false;          // TensorBoard event files under <run_dir>/tb
   std::string name;                  // free text label for the run (monitor only)
   // The user's task (task "script"): a scripted TorchScript module and tensor data files

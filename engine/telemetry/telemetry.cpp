@@ -5,8 +5,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -17,6 +20,11 @@ namespace {
 double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::chrono::steady_clock::time_point steady_at(double s) {
+  using namespace std::chrono;
+  return steady_clock::time_point(duration_cast<steady_clock::duration>(duration<double>(s)));
 }
 
 int connect_unix(const std::string& path) {
@@ -46,7 +54,11 @@ Telemetry::Telemetry(Options o) : opts_(std::move(o)) {
     file_buf_ = wire::encode(opts_.hello) + "\n";
     flush_file();
   }
-  if (!opts_.monitor_path.empty()) sender_ = std::thread([this] { sender_loop(); });
+  const std::string& device = opts_.hello.device;
+  if (opts_.system.gpu_index < 0 && device.rfind("cuda:", 0) == 0)
+    opts_.system.gpu_index = std::atoi(device.c_str() + 5);
+  if (!opts_.monitor_path.empty() || opts_.system_interval > 0)
+    sender_ = std::thread([this] { sender_loop(); });
 }
 
 Telemetry::~Telemetry() {
@@ -57,19 +69,26 @@ void Telemetry::send(const wire::Message& m) {
   if (tb_) tb_->push(m);
   std::string line = wire::encode(m);
   line.push_back('\n');
-  if (file_ >= 0) {
-    file_buf_ += line;
-    // Flush on events, on 32 KiB and at least every 100 ms: a killed rank loses at most that.
-    double t = now_s();
-    if (!std::holds_alternative<wire::Step>(m) || t - last_flush_ > 0.1 ||
-        file_buf_.size() > (32u << 10)) {
-      flush_file();
-      last_flush_ = t;
+  if (opts_.system_interval > 0) note_clock(m);
+  {
+    std::lock_guard<std::mutex> lock(file_mu_);
+    if (file_ >= 0) {
+      file_buf_ += line;
+      // Flush on events, on 32 KiB and at least every 100 ms: a killed rank loses at most that.
+      // (A system sample's gauges are flushed together by sample_system().)
+      double t = now_s();
+      const bool periodic =
+          std::holds_alternative<wire::Step>(m) || std::holds_alternative<wire::Gauge>(m);
+      if (!periodic || t - last_flush_ > 0.1 || file_buf_.size() > (32u << 10)) {
+        flush_file();
+        last_flush_ = t;
+      }
     }
   }
-  if (!sender_.joinable()) return;
+  if (opts_.monitor_path.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (sender_done_) return;  // closed: nothing will write it any more
     if (queue_.size() >= opts_.queue_limit) {
       ++dropped_;
       return;
@@ -90,8 +109,51 @@ bool Telemetry::write_all(int fd, const std::string& data) {
   return true;
 }
 
+void Telemetry::note_clock(const wire::Message& m) {
+  double time = 0;
+  std::int64_t step = 0;
+  if (const auto* s = std::get_if<wire::Step>(&m)) {
+    time = s->time;
+    step = s->step;
+  } else if (const auto* e = std::get_if<wire::Event>(&m)) {
+    time = e->time;
+    step = e->step;
+  } else {
+    return;
+  }
+  if (!std::isfinite(time)) return;
+  std::lock_guard<std::mutex> lock(clock_mu_);
+  clock_time_ = time;
+  clock_at_ = now_s();
+  clock_step_ = step;
+}
+
+// One system sample as gauge messages, on the training clock: extrapolated from the last message
+// that carried it (before training starts: time 0, step 0).
+void Telemetry::sample_system(SystemSampler& sampler) {
+  const double now = now_s();
+  const std::vector<SystemSampler::Value> values = sampler.sample(now);
+  double time = 0;
+  std::int64_t step = 0;
+  {
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    if (clock_at_ >= 0) time = clock_time_ + (now - clock_at_);
+    step = clock_step_;
+  }
+  for (const SystemSampler::Value& v : values)
+    send(wire::Gauge{opts_.hello.rank, v.name, v.value, v.unit, time, step});
+  std::lock_guard<std::mutex> lock(file_mu_);
+  if (file_ >= 0) flush_file();
+}
+
 void Telemetry::sender_loop() {
-  int fd = connect_unix(opts_.monitor_path);
+  // NVML's library loads and initialises here, off the training thread.
+  std::unique_ptr<SystemSampler> sampler;
+  if (opts_.system_interval > 0) sampler = std::make_unique<SystemSampler>(opts_.system);
+  double next_sample = now_s();
+  bool final_sample = false;  // taken as the rank closes, so even a short run has one
+
+  int fd = opts_.monitor_path.empty() ? -1 : connect_unix(opts_.monitor_path);
   fd_ = fd;
   if (fd >= 0) {
     std::string hello = wire::encode(opts_.hello) + "\n";
@@ -104,7 +166,23 @@ void Telemetry::sender_loop() {
   }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+    auto ready = [&] { return closing_ || !queue_.empty(); };
+    if (sampler)
+      cv_.wait_until(lock, steady_at(next_sample), ready);
+    else
+      cv_.wait(lock, ready);
+    const bool due = sampler && !closing_ && now_s() >= next_sample;
+    const bool last = sampler && closing_ && queue_.empty() && !final_sample;
+    if (due || last) {
+      final_sample = final_sample || last;
+      lock.unlock();
+      sample_system(*sampler);  // queues the gauges through send()
+      lock.lock();
+      // Keeps the cadence, but never catches up with a burst of samples after a stall.
+      next_sample =
+          std::max(next_sample + opts_.system_interval, now_s() + opts_.system_interval / 2);
+      continue;
+    }
     if (queue_.empty() && closing_) break;
     // Take everything queued and write it as one batch: fewer syscalls when the rank is fast.
     std::string batch;
@@ -124,6 +202,7 @@ void Telemetry::sender_loop() {
     busy_ = false;
     cv_.notify_all();  // close() may be waiting for the queue to drain
   }
+  sender_done_ = true;
   fd_ = -1;
   if (fd >= 0) ::close(fd);
 }
@@ -141,13 +220,22 @@ void Telemetry::flush_file() {
 }
 
 void Telemetry::close(double drain_s) {
+  {
+    std::lock_guard<std::mutex> lock(file_mu_);
+    if (file_ >= 0) flush_file();
+  }
+  if (sender_.joinable()) close_sender(drain_s);
+  if (tb_) tb_->close();  // after the sender's last system sample
+  // Only now: the sender's last system sample goes to the file too.
+  std::lock_guard<std::mutex> lock(file_mu_);
   if (file_ >= 0) {
     flush_file();
     ::close(file_);
     file_ = -1;
   }
-  if (tb_) tb_->close();
-  if (!sender_.joinable()) return;
+}
+
+void Telemetry::close_sender(double drain_s) {
   bool drained = false;
   {
     std::unique_lock<std::mutex> lock(mu_);

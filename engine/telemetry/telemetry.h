@@ -2,7 +2,9 @@
 // (--metrics-file), TensorBoard event files (--tensorboard: tensorboard_sink.h) and nowhere else.
 // Training never waits for the monitor: socket writes happen
 // on a sender thread fed by a bounded queue, and when the queue is full messages for the socket
-// are dropped (and counted) while the file still receives every one.
+// are dropped (and counted) while the file still receives every one. The sender thread also
+// samples the process's system metrics (system_sampler.h) and sends them as gauge messages,
+// through send() like any other message, so they reach every sink.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "system_sampler.h"
 #include "tensorboard_sink.h"
 #include "wire.h"
 
@@ -25,6 +28,10 @@ class Telemetry {
     std::string metrics_file;  // empty: no file
     std::size_t queue_limit = 1 << 16;
     std::string tensorboard_dir;  // empty: no TensorBoard files; else <run_dir>/tb
+    // Seconds between system metric samples, taken on the sender thread; 0: none. A CUDA
+    // device in hello.device ("cuda:N") sets system.gpu_index to N.
+    double system_interval = 0;
+    SystemSampler::Options system;
   };
   // Throws std::runtime_error when the metrics file cannot be opened.
   explicit Telemetry(Options o);
@@ -32,6 +39,7 @@ class Telemetry {
   Telemetry(const Telemetry&) = delete;
   Telemetry& operator=(const Telemetry&) = delete;
 
+  // Called by the training thread and, for system samples, by the sender thread.
   void send(const wire::Message& m);
   // Flushes the file and gives the sender up to `drain_s` seconds to empty its queue.
   void close(double drain_s = 3.0);
@@ -41,18 +49,29 @@ class Telemetry {
 
  private:
   void sender_loop();
+  void close_sender(double drain_s);
+  void sample_system(SystemSampler& sampler);
+  void note_clock(const wire::Message& m);
   void flush_file();
   bool write_all(int fd, const std::string& data);
 
   Options opts_;
+  std::mutex file_mu_;  // file_, file_buf_, last_flush_: send() runs on two threads
   int file_ = -1;
   std::string file_buf_;
   double last_flush_ = 0;
+  // The training clock and step as of the last message that carried them, for gauges' time and
+  // step: time = clock_time_ + (now - clock_at_).
+  std::mutex clock_mu_;
+  double clock_time_ = 0;
+  double clock_at_ = -1;
+  std::int64_t clock_step_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   bool closing_ = false;
-  bool busy_ = false;  // the sender is writing a batch it already took off the queue
+  bool busy_ = false;         // the sender is writing a batch it already took off the queue
+  bool sender_done_ = false;  // the sender has left its loop: queueing is pointless
   std::atomic<std::int64_t> dropped_{0};
   std::atomic<bool> connected_{false};
   std::atomic<int> fd_{-1};

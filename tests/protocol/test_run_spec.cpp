@@ -59,6 +59,26 @@ class TestRunSpec : public QObject {
                                    << "invalid tensorboard '2': must be 0 or 1";
     QTest::newRow("tensorboard yes") << R"({"tensorboard":"yes"})"
                                      << "invalid tensorboard 'yes': must be 0 or 1";
+    QTest::newRow("system too fast")
+        << R"({"system_interval":0.05})"
+        << "invalid system_interval '0.05': must be 0 (off) or a number from 0.1 to 3600";
+    QTest::newRow("system negative")
+        << R"({"system_interval":-1})"
+        << "invalid system_interval '-1': must be 0 (off) or a number from 0.1 to 3600";
+  }
+
+  // Seconds between system samples: on by default (1 s), 0 switches it off.
+  void systemInterval() {
+    QCOMPARE(RunSpec().system_interval, 1.0);
+    for (const char* ok : {"0", "0.1", "2.5", "3600"}) {
+      RunSpec s;
+      QVERIFY(apply_fields({{"system_interval", ok}}, s).empty());
+      QVERIFY2(validate(s).empty(), ok);
+    }
+    RunSpec s;
+    QVERIFY(apply_fields({{"system_interval", "0"}}, s).empty());
+    QCOMPARE(s.system_interval, 0.0);
+    QCOMPARE(to_json(s)["system_interval"], nlohmann::json(0.0));
   }
   void rejectsBadValues() {
     QFETCH(QString, json);

@@ -51,6 +51,7 @@ QString labelFor(const QString& key) {
       {QStringLiteral("checkpoint_every"), QObject::tr("Checkpoint every")},
       {QStringLiteral("keep_checkpoints"), QObject::tr("Keep checkpoints")},
       {QStringLiteral("collective_timeout"), QObject::tr("Collective timeout (s)")},
+      {QStringLiteral("system_interval"), QObject::tr("System metrics every (s)")},
       {QStringLiteral("model"), QObject::tr("Model")},
       {QStringLiteral("train_data"), QObject::tr("Training data")},
       {QStringLiteral("eval_data"), QObject::tr("Validation data")},

@@ -1,0 +1,112 @@
+#include "nvml_gpu.h"
+
+#include <dlfcn.h>
+
+#include <limits>
+#include <type_traits>
+
+namespace ddpdesk {
+namespace {
+
+// The few NVML declarations used, as in nvml.h (a stable C ABI; the header is not on every
+// machine that builds ddpdesk).
+using nvmlReturn_t = int;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+using nvmlDevice_t = void*;
+struct nvmlUtilization_t {
+  unsigned int gpu;
+  unsigned int memory;
+};
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+constexpr int NVML_TEMPERATURE_GPU = 0;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+struct NvmlGpu::Api {
+  nvmlReturn_t (*init)();
+  nvmlReturn_t (*shutdown)();
+  const char* (*error_string)(nvmlReturn_t);
+  nvmlReturn_t (*by_index)(unsigned int, nvmlDevice_t*);
+  nvmlReturn_t (*by_pci_bus_id)(const char*, nvmlDevice_t*);
+  nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t*);
+  nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
+  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*);
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*);
+};
+
+NvmlGpu::NvmlGpu(const Options& o) {
+  lib_ = ::dlopen(o.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) {
+    const char* e = ::dlerror();
+    why_not_ = "cannot load " + o.library + (e ? std::string(": ") + e : std::string());
+    return;
+  }
+  auto* api = new Api{};
+  bool complete = true;
+  auto bind = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib_, name));
+    if (!fn) {
+      complete = false;
+      if (why_not_.empty()) why_not_ = o.library + " lacks " + name;
+    }
+  };
+  bind(api->init, "nvmlInit_v2");
+  bind(api->shutdown, "nvmlShutdown");
+  bind(api->error_string, "nvmlErrorString");
+  bind(api->by_index, "nvmlDeviceGetHandleByIndex_v2");
+  bind(api->by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+  bind(api->utilization, "nvmlDeviceGetUtilizationRates");
+  bind(api->memory, "nvmlDeviceGetMemoryInfo");
+  bind(api->temperature, "nvmlDeviceGetTemperature");
+  bind(api->power, "nvmlDeviceGetPowerUsage");
+  if (!complete) {
+    delete api;
+    return;
+  }
+  if (nvmlReturn_t r = api->init(); r != NVML_SUCCESS) {
+    why_not_ = std::string("nvmlInit failed: ") + api->error_string(r);  // no driver loaded
+    delete api;
+    return;
+  }
+  api_ = api;
+  nvmlDevice_t device = nullptr;
+  const nvmlReturn_t r = o.pci_bus_id.empty()
+                             ? api_->by_index(static_cast<unsigned>(o.index), &device)
+                             : api_->by_pci_bus_id(o.pci_bus_id.c_str(), &device);
+  if (r != NVML_SUCCESS) {
+    why_not_ = "no NVML device for " +
+               (o.pci_bus_id.empty() ? "index " + std::to_string(o.index) : o.pci_bus_id) + ": " +
+               api_->error_string(r);
+    return;
+  }
+  device_ = device;
+}
+
+NvmlGpu::~NvmlGpu() {
+  if (api_) api_->shutdown();
+  delete api_;
+  if (lib_) ::dlclose(lib_);
+}
+
+NvmlGpu::Sample NvmlGpu::sample() const {
+  Sample s{kNaN, kNaN, kNaN, kNaN, kNaN};
+  if (!device_) return s;
+  auto* d = static_cast<nvmlDevice_t>(device_);
+  if (nvmlUtilization_t u{}; api_->utilization(d, &u) == NVML_SUCCESS) s.util_percent = u.gpu;
+  if (nvmlMemory_t m{}; api_->memory(d, &m) == NVML_SUCCESS) {
+    s.memory_used_bytes = double(m.used);
+    s.memory_total_bytes = double(m.total);
+  }
+  if (unsigned t = 0; api_->temperature(d, NVML_TEMPERATURE_GPU, &t) == NVML_SUCCESS)
+    s.temperature_c = t;
+  if (unsigned mw = 0; api_->power(d, &mw) == NVML_SUCCESS) s.power_w = mw / 1000.0;
+  return s;
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,47 @@
+// NvmlGpu: one GPU's utilisation, memory, temperature and power through NVML, the library the
+// NVIDIA driver installs. Loaded at run time with dlopen, so ddpdesk-worker has no link-time
+// dependency on it and runs the same on machines without a driver: there available() is false,
+// whyNot() says why, and sample() gives nothing. Never throws.
+#pragma once
+
+#include <string>
+
+namespace ddpdesk {
+
+class NvmlGpu {
+ public:
+  struct Options {
+    std::string library = "libnvidia-ml.so.1";
+    int index = 0;  // the CUDA device index, used when pci_bus_id is empty
+    // The CUDA device's PCI bus id ("0000:3B:00.0"): the exact device even when
+    // CUDA_VISIBLE_DEVICES or CUDA's device order number the devices differently from NVML.
+    std::string pci_bus_id;
+  };
+  // NaN where a query failed (a device may not report power or temperature).
+  struct Sample {
+    double util_percent;
+    double memory_used_bytes;
+    double memory_total_bytes;
+    double temperature_c;
+    double power_w;
+  };
+
+  explicit NvmlGpu(const Options& o);
+  ~NvmlGpu();
+  NvmlGpu(const NvmlGpu&) = delete;
+  NvmlGpu& operator=(const NvmlGpu&) = delete;
+
+  bool available() const { return device_ != nullptr; }
+  const std::string& whyNot() const { return why_not_; }
+  // One reading of every quantity; all NaN when !available().
+  Sample sample() const;
+
+ private:
+  struct Api;
+  void* lib_ = nullptr;
+  Api* api_ = nullptr;
+  void* device_ = nullptr;  // nvmlDevice_t
+  std::string why_not_;
+};
+
+}  // namespace ddpdesk
