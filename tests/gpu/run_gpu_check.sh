@@ -2,7 +2,8 @@
 # GPU check, for a machine with an NVIDIA GPU and PyTorch 2.x but no Qt and no package access.
 # Builds ddpdesk-worker against that PyTorch's LibTorch (NCCL on), then runs fmnist-cnn with
 # --device cuda (world=1 through the NCCL communicator) beside the Python reference on the same
-# GPU and prints both throughputs; also checks that two ranks on one GPU fail with a clear error.
+# GPU and prints both throughputs; checks that a CUDA rank sends its GPU's system gauges (NVML),
+# and that two ranks on one GPU fail with a clear error.
 #
 # Needs, carried from a Debian machine (nothing can be installed there):
 #   DDPDESK_EXTRA_INCLUDE  a directory with nlohmann/ and CLI/ headers (copies of /usr/include's)
@@ -42,6 +43,13 @@ MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 DDPDESK_FORCE_COMM=1
   "$w" --task script --device cuda --model "$user/model.pt" --train-data "$user/train.safetensors" \
   --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 --run-dir "$user/run"
 python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1]); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters')" "$user/run/model.pt"
+echo "== system gauges of a CUDA rank: the GPU's values through NVML (dlopen) in the metrics file"
+MASTER_ADDR=127.0.0.1 MASTER_PORT=29534 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
+  "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 4096 \
+  --metrics-file "$user/system.jsonl" >/dev/null
+grep '"type":"gauge"' "$user/system.jsonl" | tail -n 8
+grep -q '"name":"gpu_memory_used_bytes"' "$user/system.jsonl" ||
+  { echo "no GPU gauges: the NVML path failed on a GPU machine"; exit 1; }
 echo "== two ranks on one GPU must fail clearly"
 set +e
 scripts/launch-local.sh 2 "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 256 2>&1 | grep -m1 -E "GPU|error"
