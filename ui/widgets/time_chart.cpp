@@ -79,13 +79,13 @@ TimeChart::TimeChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
   plot_->yAxis->setRangeReversed(true);  // rank 0 at the top, like the rank table
   plot_->yAxis->grid()->setVisible(false);
-  plot_->yAxis->setTickLength(0, 0);
+  plot_->yAxis->setTickPen(Qt::NoPen);  // a zero-length tick still draws a dot
   plot_->yAxis->setSubTicks(false);
   // The right axis carries each bar's total: step time and sync efficiency (and a straggler).
   plot_->yAxis2->setVisible(true);
   plot_->yAxis2->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
   plot_->yAxis2->setRangeReversed(true);
-  plot_->yAxis2->setTickLength(0, 0);
+  plot_->yAxis2->setTickPen(Qt::NoPen);
   plot_->yAxis2->setSubTicks(false);
   plot_->yAxis2->setBasePen(Qt::NoPen);
   plot_->xAxis->setLabel(tr("ms per optimizer step"));
