@@ -12,6 +12,7 @@
 #include "csv_export.h"
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "system_chart.h"
 #include "throughput_chart.h"
 #include "time_chart.h"
 
@@ -69,6 +70,10 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   time_ = new TimeChart(lower);
   lower->addWidget(throughput_);
   lower->addWidget(time_);
+  // What each rank costs its machine, beside them.
+  system_ = new SystemChart(lower);
+  lower->addWidget(system_);
+  lower->setStretchFactor(2, 3);
   lower->setStretchFactor(0, 3);
   lower->setStretchFactor(1, 2);
   split->addWidget(loss_);
@@ -76,7 +81,8 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   // Half a period apart, so the two never redraw in the same pass of the event loop.
   loss_->setRedrawInterval(66);
   throughput_->setRedrawInterval(66, 33);
-  time_->setRedrawInterval(200, 17);  // bars need fewer frames, and off both charts' beat
+  time_->setRedrawInterval(200, 17);    // bars need fewer frames, and off both charts' beat
+  system_->setRedrawInterval(250, 50);  // its points come about once a second
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   v->addWidget(split, 1);
@@ -85,6 +91,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     const XAxis a = XAxis(xAxis_->currentData().toInt());
     loss_->setXAxis(a);
     throughput_->setXAxis(a);
+    system_->setXAxis(a);
   });
   connect(slider_, &QSlider::valueChanged, this, [this](int v) {
     const double w = v / 100.0;
@@ -101,6 +108,7 @@ void ChartsPanel::setSources(const ChartSources& sources, bool live) {
   opening_.clear();
   loss_->setSources(sources);
   throughput_->setSources(sources);
+  system_->setSources(sources);
   time_->setSources(sources);
   backToLive_->setVisible(!live);
   csv_->setEnabled(sources.size() == 1);

@@ -1,7 +1,7 @@
 // The charts area: the loss chart over the throughput chart and, beside the throughput, the Time
-// chart (each rank's step breakdown), with the controls they share (x axis, smoothing slider, CSV
-// export) and a line saying what is shown: the live run, or runs opened from the history (with a
-// way back to the live run).
+// chart (each rank's step breakdown) and the System chart (each rank's CPU, memory and GPU), with
+// the controls they share (x axis, smoothing slider, CSV export) and a line saying what is shown:
+// the live run, or runs opened from the history (with a way back to the live run).
 #pragma once
 
 #include <QStringList>
@@ -19,6 +19,7 @@ namespace ddpdesk {
 
 class LossChart;
 class ThroughputChart;
+class SystemChart;
 class TimeChart;
 
 class ChartsPanel : public QWidget {
@@ -43,6 +44,7 @@ class ChartsPanel : public QWidget {
   LossChart* lossChart() const { return loss_; }
   ThroughputChart* throughputChart() const { return throughput_; }
   TimeChart* timeChart() const { return time_; }
+  SystemChart* systemChart() const { return system_; }
   QSlider* smoothingSlider() const { return slider_; }
 
  public Q_SLOTS:
@@ -59,6 +61,7 @@ class ChartsPanel : public QWidget {
   LossChart* loss_;
   ThroughputChart* throughput_;
   TimeChart* time_;
+  SystemChart* system_;
   QComboBox* xAxis_;
   QSlider* slider_;
   QLabel* sliderValue_;

@@ -317,6 +317,9 @@ void MainWindow::copySrunCommand() {
 void MainWindow::refreshNow() {
   controls_->refresh(*controller_);
   rankModel_->setRows(buildRankRows(controller_->ranks(), *controller_->store(), stragglers_));
+  // The GPU columns only when some rank has a GPU.
+  for (const int c : {RankTableModel::GpuUtil, RankTableModel::GpuMemory})
+    rankView_->setColumnHidden(c, !rankModel_->hasGpu());
 }
 
 void MainWindow::updateActions() {

@@ -9,6 +9,8 @@
 #include "progress_text.h"
 #include "step_breakdown.h"
 #include "straggler_watch.h"
+#include "system_gauges.h"
+#include "system_text.h"
 
 namespace ddpdesk {
 namespace {
@@ -62,6 +64,12 @@ std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& 
       row.syncEfficiency = syncEfficiency(*t);
     }
     if (stragglers) row.straggler = stragglers->explanation(r);
+    const GaugeSet& g = store.gauges();
+    row.cpuPercent = g.latest(r, gauges::kCpuPercent);
+    row.rssBytes = g.latest(r, gauges::kRssBytes);
+    row.gpuUtilPercent = g.latest(r, gauges::kGpuUtilPercent);
+    row.gpuMemoryUsedBytes = g.latest(r, gauges::kGpuMemoryUsedBytes);
+    row.gpuMemoryTotalBytes = g.latest(r, gauges::kGpuMemoryTotalBytes);
     rows.push_back(row);
   }
   return rows;
@@ -77,6 +85,12 @@ void RankTableModel::setRows(std::vector<RankRow> rows) {
   rows_ = std::move(rows);
   if (!rows_.empty())
     Q_EMIT dataChanged(index(0, 0), index(int(rows_.size()) - 1, ColumnCount - 1));
+}
+
+bool RankTableModel::hasGpu() const {
+  for (const RankRow& r : rows_)
+    if (!std::isnan(r.gpuUtilPercent) || !std::isnan(r.gpuMemoryUsedBytes)) return true;
+  return false;
 }
 
 int RankTableModel::rowCount(const QModelIndex& parent) const {
@@ -122,6 +136,17 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       return std::isnan(r.syncEfficiency)
                  ? QString()
                  : QString::number(std::lround(r.syncEfficiency * 100)) + QLatin1Char('%');
+    case CpuPercent:
+      return std::isnan(r.cpuPercent) ? QString() : QString::number(r.cpuPercent, 'f', 0);
+    case Rss:
+      return formatBytes(r.rssBytes);
+    case GpuUtil:
+      return std::isnan(r.gpuUtilPercent) ? QString() : QString::number(r.gpuUtilPercent, 'f', 0);
+    case GpuMemory:
+      if (std::isnan(r.gpuMemoryUsedBytes)) return QString();
+      if (std::isnan(r.gpuMemoryTotalBytes)) return formatBytes(r.gpuMemoryUsedBytes);
+      return QStringLiteral("%1 / %2").arg(formatBytes(r.gpuMemoryUsedBytes),
+                                           formatBytes(r.gpuMemoryTotalBytes));
     case ExitCode:
       return r.exitCode;
   }
@@ -130,9 +155,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[] = {"rank",    "pid",       "device",    "state",
-                                "step",    "last loss", "samples/s", "compute ms",
-                                "wait ms", "sync eff.", "exit code"};
+  static const char* names[] = {"rank",      "pid",       "device",     "state",      "step",
+                                "last loss", "samples/s", "compute ms", "wait ms",    "sync eff.",
+                                "CPU %",     "RSS",       "GPU %",      "GPU memory", "exit code"};
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == SamplesPerSec)
     return tr("This rank's share: the global samples/s it measured divided by the world size");
@@ -144,6 +169,14 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) co
     return tr(
         "Time per step blocked on communication with the other ranks (what backward did "
         "not hide), latest log interval");
+  if (role == Qt::ToolTipRole && section == CpuPercent)
+    return tr("The rank's process, latest sample (about one a second): 100 = one core busy");
+  if (role == Qt::ToolTipRole && section == Rss)
+    return tr("The rank's resident memory, latest sample");
+  if (role == Qt::ToolTipRole && section == GpuUtil)
+    return tr("Share of the last sample period in which a kernel ran on the rank's GPU (NVML)");
+  if (role == Qt::ToolTipRole && section == GpuMemory)
+    return tr("Memory in use on the rank's GPU, by every process, of its total (NVML)");
   if (role == Qt::ToolTipRole && section == SyncEfficiency)
     return tr("Compute / step time: below 100% the rank waits for others (or for the network)");
   return {};

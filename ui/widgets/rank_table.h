@@ -30,6 +30,13 @@ struct RankRow {
   double waitMs = std::numeric_limits<double>::quiet_NaN();
   double syncEfficiency = std::numeric_limits<double>::quiet_NaN();
   QString straggler;  // the straggler detector's explanation while the rank is flagged
+  // The latest system gauges (NaN when the rank sent none): CPU % (100 = one core), resident
+  // memory, and on a CUDA rank its GPU's utilisation and memory.
+  double cpuPercent = std::numeric_limits<double>::quiet_NaN();
+  double rssBytes = std::numeric_limits<double>::quiet_NaN();
+  double gpuUtilPercent = std::numeric_limits<double>::quiet_NaN();
+  double gpuMemoryUsedBytes = std::numeric_limits<double>::quiet_NaN();
+  double gpuMemoryTotalBytes = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Pure: one row per rank of the controller (or per rank the store knows, when there is no
@@ -52,6 +59,10 @@ class RankTableModel : public QAbstractTableModel {
     ComputeMs,       // step breakdown: data + forward + backward + optimizer
     WaitMs,          // step breakdown: exposed communication
     SyncEfficiency,  // compute / step
+    CpuPercent,      // system gauges
+    Rss,
+    GpuUtil,  // only shown when some rank has a GPU (hasGpu())
+    GpuMemory,
     ExitCode,
     ColumnCount
   };
@@ -59,6 +70,8 @@ class RankTableModel : public QAbstractTableModel {
 
   void setRows(std::vector<RankRow> rows);
   const std::vector<RankRow>& rows() const { return rows_; }
+  // Whether any row has GPU values: the view hides the GPU columns otherwise.
+  bool hasGpu() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

@@ -16,6 +16,7 @@
 #include <QWidget>
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "chart_sources.h"
@@ -35,7 +36,8 @@ class MetricsStore;
 
 // One curve: where its points come from and how it looks.
 struct CurveDef {
-  enum class Kind { Rank, Global, Eval };
+  // Gauge: one rank's gauge named `gauge` (MetricsStore::gauges()), whatever the name.
+  enum class Kind { Rank, Global, Eval, Gauge };
   enum class Value { Loss, SamplesPerSec, RankSamplesPerSec, EvalLoss, EvalAccuracy };
   QString id;    // unique and stable: curves are matched by id across layout() calls
   QString name;  // legend text
@@ -43,6 +45,8 @@ struct CurveDef {
   Kind kind = Kind::Global;
   int rank = -1;
   Value value = Value::Loss;
+  std::string gauge;   // Kind::Gauge: the gauge's name
+  double scale = 1.0;  // Kind::Gauge: values are multiplied by this (bytes to MiB, say)
   CurveStyle style;
   bool rightAxis = false;
 };

@@ -121,6 +121,17 @@ void SeriesChart::adopt(RebuildResult&& result, const std::vector<quint64>& revi
 
 SeriesChart::Columns SeriesChart::columns(const MetricsStore& store, const CurveDef& def) const {
   Columns out;
+  if (def.kind == CurveDef::Kind::Gauge) {
+    // Gauges carry their own step, samples and time columns: every x axis works as for steps.
+    const GaugeSeries* g = store.gauges().find(def.rank, def.gauge);
+    if (!g) return out;
+    const XColumns cols{&g->step, &g->samples, &g->time};
+    out.x = &cols.pick(xAxis_);
+    out.y = &g->value;
+    out.size = g->size();
+    out.scale = def.scale;
+    return out;
+  }
   const bool rank = def.kind == CurveDef::Kind::Rank;
   const StepSeries& rs = store.rankSeries(def.rank);
   const GlobalSeries& gs = store.global();

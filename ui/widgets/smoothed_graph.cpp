@@ -33,7 +33,7 @@ SmoothedGraph::~SmoothedGraph() {
 }
 
 void SmoothedGraph::applyPens() {
-  QPen full(style_.color, style_.width);
+  QPen full(style_.color, style_.width, style_.pen);
   if (!smooth_) {
     raw_->setPen(style_.line ? full : QPen(Qt::NoPen));
     return;

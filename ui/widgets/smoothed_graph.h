@@ -21,9 +21,10 @@ namespace ddpdesk {
 struct CurveStyle {
   QColor color;
   double width = 1.0;
-  bool smoothable = true;  // false: drawn as is (eval points, for instance)
-  bool line = true;        // connect the points
-  bool scatter = false;    // draw a marker at each point
+  bool smoothable = true;            // false: drawn as is (eval points, for instance)
+  bool line = true;                  // connect the points
+  bool scatter = false;              // draw a marker at each point
+  Qt::PenStyle pen = Qt::SolidLine;  // dashed: a second quantity in a rank's colour
 };
 
 class SmoothedGraph {
