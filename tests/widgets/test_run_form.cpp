@@ -1,5 +1,6 @@
 // The run form: what is typed becomes the right RunSpec; bad values are rejected with the shared
 // rules' message next to the field; the GPU count is bounded by the probe; presets round-trip.
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -11,6 +12,7 @@
 
 #include "run_form.h"
 #include "spec_settings.h"
+#include "worker_arguments.h"
 
 using namespace ddpdesk;
 
@@ -26,6 +28,29 @@ class TestRunForm : public QObject {
   }
 
  private Q_SLOTS:
+  // A 0/1 field is a checkbox; the spec, the JSON and the ranks' flags follow it.
+  void tensorBoardIsACheckbox() {
+    RunForm form;
+    auto* box = qobject_cast<QCheckBox*>(form.editor("tensorboard"));
+    QVERIFY(box);
+    QVERIFY(!box->isChecked());
+    QVERIFY(!form.spec().tensorboard);
+    QVERIFY(!workerArguments(form.spec()).contains("--tensorboard"));
+    box->click();
+    QVERIFY(form.spec().tensorboard);
+    QVERIFY(form.isValid());  // no run directory needed here: the monitor gives the ranks one
+    QCOMPARE(form.fieldText("tensorboard"), QStringLiteral("1"));
+    const QStringList args = workerArguments(form.spec());
+    QCOMPARE(args.value(args.indexOf("--tensorboard") + 1), QStringLiteral("1"));
+    RunSpec off;
+    form.setSpec(off);
+    QVERIFY(!box->isChecked());
+    RunSpec on;
+    on.tensorboard = true;
+    form.setSpec(on);
+    QVERIFY(box->isChecked());
+  }
+
   void hasAnEditorForEveryField() {
     RunForm form;
     for (const FieldInfo& f : run_spec_fields())

@@ -111,7 +111,7 @@ void ChartsPanel::setSources(const ChartSources& sources, bool live) {
   system_->setSources(sources);
   time_->setSources(sources);
   backToLive_->setVisible(!live);
-  csv_->setEnabled(sources.size() == 1);
+  csv_->setEnabled(runCount(sources) == 1);
   updateShowing();
 }
 
@@ -166,13 +166,16 @@ void ChartsPanel::exportPngDialog() {
 }
 
 void ChartsPanel::exportCsvDialog() {
-  if (sources().size() != 1 || !sources().front().store) return;
+  if (runCount(sources()) != 1) return;
+  const MetricsStore* run = nullptr;
+  for (const ChartSource& s : sources())
+    if (!s.imported) run = s.store;
+  if (!run) return;
   QString path = QFileDialog::getSaveFileName(this, tr("Export data"),
                                               QStringLiteral("metrics.csv"), tr("CSV (*.csv)"));
   if (path.isEmpty()) return;
   QString error;
-  Q_EMIT message(writeMetricsCsv(*sources().front().store, path, &error) ? tr("Saved %1").arg(path)
-                                                                         : error);
+  Q_EMIT message(writeMetricsCsv(*run, path, &error) ? tr("Saved %1").arg(path) : error);
 }
 
 }  // namespace ddpdesk

@@ -27,7 +27,7 @@ LossChart::LossChart(QWidget* parent) : SeriesChart(tr("Loss"), tr("loss"), pare
 
 void LossChart::appendRunCurves(std::vector<CurveDef>& out, const ChartSources& src, int s,
                                 CurveDef::Value rank_value, CurveDef::Value global_value) {
-  const bool overlay = src.size() > 1;
+  const bool overlay = runCount(src) > 1;
   const QString prefix = QStringLiteral("s%1/").arg(s);
   if (!overlay) {
     for (int r = 0; r < src[s].store->rankCount(); ++r) {
@@ -56,10 +56,25 @@ void LossChart::appendRunCurves(std::vector<CurveDef>& out, const ChartSources& 
 std::vector<CurveDef> LossChart::layout() const {
   std::vector<CurveDef> out;
   const ChartSources& src = sources();
-  const bool overlay = src.size() > 1;
+  const bool overlay = runCount(src) > 1;
+  int imported = 0;
   for (int s = 0; s < int(src.size()); ++s) {
     if (!src[s].store) continue;
     const QString prefix = QStringLiteral("s%1/").arg(s);
+    if (src[s].imported) {
+      // An imported series has steps and wall times but no sample counts.
+      if (xAxis() == XAxis::Samples) continue;
+      CurveDef d;
+      d.id = prefix + QStringLiteral("imported");
+      d.name = src[s].label;
+      d.source = s;
+      d.kind = CurveDef::Kind::Global;
+      d.value = CurveDef::Value::Loss;
+      // Colours from the palette's far end: the runs' and ranks' come from its start.
+      d.style = globalStyle(paletteColor(9 - imported++));
+      out.push_back(d);
+      continue;
+    }
     appendRunCurves(out, src, s, CurveDef::Value::Loss, CurveDef::Value::Loss);
     CurveDef e;
     e.id = prefix + QStringLiteral("eval");

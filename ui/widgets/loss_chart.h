@@ -1,6 +1,7 @@
 // The loss chart: with one run, a curve per rank plus the global loss (mean over every rank's
 // samples of the window) and the validation points; with several runs overlaid, each run's
-// global loss and validation points in its own colour.
+// global loss and validation points in its own colour. Imported series (a TensorBoard tag) add
+// a curve each, x = step (or wall time since their first point; none on the samples axis).
 #pragma once
 
 #include "series_chart.h"

@@ -37,6 +37,7 @@
 #include "spec_settings.h"
 #include "straggler_banner.h"
 #include "straggler_watch.h"
+#include "tensorboard_overlay.h"
 #include "throughput_chart.h"
 
 namespace ddpdesk {
@@ -63,6 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
   log_ = new LogView(this);
   history_ = new HistoryPanel(this);
   opener_ = new RunOpener(this);
+  tensorBoard_ = new TensorBoardOverlay(charts_, this);
   stragglers_ = new StragglerWatch(this);
   stragglers_->setStore(controller_->store());
   stragglerBanner_ = new StragglerBanner(this);
@@ -128,6 +130,9 @@ MainWindow::MainWindow(QWidget* parent)
       charts_->setSources(sources, false);
   });
   connect(history_, &HistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
+  connect(history_, &HistoryPanel::tensorBoardRequested, tensorBoard_,
+          &TensorBoardOverlay::openDialog);
+  connect(tensorBoard_, &TensorBoardOverlay::message, this, &MainWindow::status);
   connect(probe_, &DeviceProbe::finished, form_, &RunForm::setProbeResult);
   form_->setWorkerProgram([this] { return controller_->workerProgram(); });
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
@@ -199,6 +204,7 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction(tr("Export chart as PNG…"), charts_, &ChartsPanel::exportPngDialog);
   file->addAction(tr("Export data as CSV…"), charts_, &ChartsPanel::exportCsvDialog);
+  file->addAction(tr("Open TensorBoard log…"), tensorBoard_, &TensorBoardOverlay::openDialog);
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));

@@ -33,6 +33,7 @@ class RankTableModel;
 class RunControls;
 class RunForm;
 class RunOpener;
+class TensorBoardOverlay;
 class StragglerBanner;
 class StragglerWatch;
 
@@ -49,6 +50,7 @@ class MainWindow : public QMainWindow {
   RankTableModel* rankModel() const { return rankModel_; }
   LogView* logView() const { return log_; }
   HistoryPanel* history() const { return history_; }
+  TensorBoardOverlay* tensorBoard() const { return tensorBoard_; }
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   QTabWidget* tabs() const { return tabs_; }
   QAction* startAction() const { return start_; }
@@ -106,6 +108,7 @@ class MainWindow : public QMainWindow {
   RunOpener* opener_;           // runs opened from the history
   StragglerWatch* stragglers_;  // of the live run: the banner and the rank table show it
   StragglerBanner* stragglerBanner_;
+  TensorBoardOverlay* tensorBoard_;  // TensorBoard series overlaid on the charts
   std::function<bool()> askClose_;
   std::function<void(const QString&)> showError_;
   bool closeAfterStop_ = false;

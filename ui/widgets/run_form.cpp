@@ -1,5 +1,6 @@
 #include "run_form.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -27,7 +28,8 @@ const QStringList& basicKeys() {
       QStringLiteral("task"),         QStringLiteral("device"),       QStringLiteral("nproc"),
       QStringLiteral("batch_size"),   QStringLiteral("accum_steps"),  QStringLiteral("epochs"),
       QStringLiteral("lr"),           QStringLiteral("weight_decay"), QStringLiteral("seed"),
-      QStringLiteral("dataset_size"), QStringLiteral("log_interval"), QStringLiteral("name")};
+      QStringLiteral("dataset_size"), QStringLiteral("log_interval"), QStringLiteral("name"),
+      QStringLiteral("tensorboard")};
   return keys;
 }
 
@@ -51,6 +53,7 @@ QString labelFor(const QString& key) {
       {QStringLiteral("checkpoint_every"), QObject::tr("Checkpoint every")},
       {QStringLiteral("keep_checkpoints"), QObject::tr("Keep checkpoints")},
       {QStringLiteral("collective_timeout"), QObject::tr("Collective timeout (s)")},
+      {QStringLiteral("tensorboard"), QObject::tr("TensorBoard files")},
       {QStringLiteral("system_interval"), QObject::tr("System metrics every (s)")},
       {QStringLiteral("model"), QObject::tr("Model")},
       {QStringLiteral("train_data"), QObject::tr("Training data")},
@@ -60,6 +63,13 @@ QString labelFor(const QString& key) {
       {QStringLiteral("target_name"), QObject::tr("Target tensor")},
   };
   return labels.value(key, key);
+}
+
+// A 0/1 field of the spec: a checkbox.
+bool isBooleanKey(const QString& key) {
+  for (const FieldInfo& f : run_spec_fields())
+    if (key == QLatin1String(f.key)) return f.boolean;
+  return false;
 }
 
 bool isUserTaskKey(const QString& key) {
@@ -230,6 +240,11 @@ QWidget* RunForm::makeEditor(const QString& key, QWidget* box, QHBoxLayout* line
     connect(combo, &QComboBox::currentIndexChanged, this, [this] { revalidate(); });
     return combo;
   }
+  if (isBooleanKey(key)) {
+    auto* check = new QCheckBox(box);
+    connect(check, &QCheckBox::toggled, this, [this] { revalidate(); });
+    return check;
+  }
   if (key == QLatin1String("nproc")) {
     // Wider than the RunSpec allows: limits are validation messages, not clamps, so a preset
     // asking for 0 ranks, or more GPUs than this machine has, says so instead of being changed.
@@ -291,6 +306,8 @@ QString RunForm::fieldText(const QString& key) const {
   if (auto* c = qobject_cast<QComboBox*>(r->editor)) return c->currentText();
   if (auto* s = qobject_cast<QSpinBox*>(r->editor)) return QString::number(s->value());
   if (auto* e = qobject_cast<QLineEdit*>(r->editor)) return e->text();
+  if (auto* b = qobject_cast<QCheckBox*>(r->editor))
+    return b->isChecked() ? QStringLiteral("1") : QStringLiteral("0");
   return {};
 }
 
@@ -305,6 +322,8 @@ void RunForm::setFieldText(const QString& key, const QString& text) {
     s->setValue(text.toInt());
   } else if (auto* e = qobject_cast<QLineEdit*>(r->editor)) {
     e->setText(text);
+  } else if (auto* b = qobject_cast<QCheckBox*>(r->editor)) {
+    b->setChecked(text == QLatin1String("1") || text == QLatin1String("true"));
   }
 }
 

@@ -65,8 +65,9 @@ class RunForm : public QWidget {
   QStringList loadPresetFile(const QString& path);
   bool savePresetFile(const QString& path, QString* error = nullptr);
 
-  // For tests and for the window: the editor of a field (QLineEdit, QComboBox or QSpinBox), its
-  // message label, and a way to type into it as a person would.
+  // For tests and for the window: the editor of a field (QLineEdit, QComboBox, QSpinBox, or a
+  // QCheckBox for a 0/1 field: text "1" or "0"), its message label, and a way to type into it as
+  // a person would.
   QWidget* editor(const QString& key) const;
   QLabel* errorLabel(const QString& key) const;
   void setFieldText(const QString& key, const QString& text);

@@ -115,9 +115,16 @@ HistoryPanel::HistoryPanel(QWidget* parent)
     const QStringList paths = selectedPaths();
     if (paths.size() == 1) Q_EMIT resumeRequested(paths.front());
   });
+  auto* tensorBoard = new QPushButton(tr("Open TensorBoard log…"), this);
+  tensorBoard->setObjectName(QStringLiteral("openTensorBoard"));
+  tensorBoard->setToolTip(
+      tr("Overlay a series of a TensorBoard log directory (PyTorch's SummaryWriter, say) on the "
+         "loss chart, x = step"));
+  connect(tensorBoard, &QPushButton::clicked, this, &HistoryPanel::tensorBoardRequested);
   bar->addWidget(refreshButton);
   bar->addWidget(open_);
   bar->addWidget(resume_);
+  bar->addWidget(tensorBoard);
   detail_ = new QLabel(this);
   detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   bar->addWidget(detail_, 1);

@@ -1,5 +1,6 @@
 // Run history: the runs under the runs directory (RunDirectory::listRuns), newest first. Open one
-// to view its charts, select several to overlay them on one chart, resume a stopped one.
+// to view its charts, select several to overlay them on one chart, resume a stopped one; or
+// overlay a TensorBoard log's series on the chart shown (tensorboard_overlay.h).
 #pragma once
 
 #include <QAbstractTableModel>
@@ -65,6 +66,8 @@ class HistoryPanel : public QWidget {
   // One path: view that run; several: overlay them.
   void openRequested(const QStringList& paths);
   void resumeRequested(const QString& path);
+  // "Open TensorBoard log…" was pressed.
+  void tensorBoardRequested();
 
  private:
   void updateButtons();

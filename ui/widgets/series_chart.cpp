@@ -219,10 +219,11 @@ void SeriesChart::addNewCurves() {
   std::size_t known = 0;
   for (const CurveDef& d : defs)
     for (const auto& c : curves_) known += c->def.id == d.id ? 1 : 0;
-  if (known == defs.size()) return;
+  if (known == defs.size() && curves_.size() == defs.size()) return;
   // A new curve that belongs before existing ones (a rank appearing after the global curve was
   // made) would otherwise end up out of order in the legend and in drawing order; recreating
-  // them is cheap, because this happens at the start of a run, when there are few points.
+  // them is cheap, because this happens at the start of a run, when there are few points. A
+  // curve the layout no longer lists (an imported series on the samples axis) goes the same way.
   bool inOrder = curves_.size() <= defs.size();
   for (std::size_t k = 0; inOrder && k < curves_.size(); ++k)
     inOrder = curves_[k]->def.id == defs[k].id;

@@ -99,8 +99,8 @@ class SeriesChart : public QWidget {
 
  protected:
   // The curves this chart shows for the current sources. Called on every sync that sees a
-  // change; new ids get new curves (in layout order), curves are never dropped until the
-  // sources change.
+  // change and on every rebuild (another x axis); new ids get new curves (in layout order), and
+  // a curve whose id is no longer listed is dropped.
   virtual std::vector<CurveDef> layout() const = 0;
   // Extra controls in the chart's title row.
   QHBoxLayout* toolRow() const { return toolRow_; }

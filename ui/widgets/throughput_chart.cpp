@@ -25,9 +25,9 @@ ThroughputChart::ThroughputChart(QWidget* parent)
 std::vector<CurveDef> ThroughputChart::layout() const {
   std::vector<CurveDef> out;
   const ChartSources& src = sources();
-  const bool overlay = src.size() > 1;
+  const bool overlay = runCount(src) > 1;
   for (int s = 0; s < int(src.size()); ++s) {
-    if (!src[s].store) continue;
+    if (!src[s].store || src[s].imported) continue;  // imported series: the loss chart's
     const QString prefix = QStringLiteral("s%1/").arg(s);
     LossChart::appendRunCurves(out, src, s, CurveDef::Value::RankSamplesPerSec,
                                CurveDef::Value::SamplesPerSec);
