@@ -115,6 +115,33 @@ class TestStragglerWatch : public QObject {
     QVERIFY(!watch.isFlagged(0));
   }
 
+  void takesALongRunInSlices() {
+    // 200,000 intervals from two ranks, rank 1 slow in the last three only.
+    constexpr int kIntervals = 200000;
+    MetricsStore store;
+    store.setWorld(2);
+    std::vector<wire::Message> messages;
+    messages.reserve(2 * kIntervals);
+    for (int i = 1; i <= kIntervals; ++i)
+      for (int r = 0; r < 2; ++r)
+        messages.push_back(stepMessage(r, i,
+                                       r == 1 && i > kIntervals - 3
+                                           ? slowTimes(&wire::StepTimes::data, 20.0)
+                                           : normalTimes()));
+    store.ingest(messages);
+    StragglerWatch watch;
+    QSignalSpy flagged(&watch, &StragglerWatch::flagged);
+    watch.setStore(&store);
+    // Not in one go: the rest comes from the event loop ...
+    QVERIFY(watch.detector().intervals() < kIntervals);
+    // ... and every interval is taken, once.
+    QTRY_COMPARE_WITH_TIMEOUT(watch.detector().intervals(), qint64(kIntervals), 120000);
+    QCOMPARE(flagged.count(), 1);
+    QCOMPARE(flagged.at(0).at(0).toInt(), 1);
+    QCoreApplication::processEvents();
+    QCOMPARE(watch.detector().intervals(), qint64(kIntervals));
+  }
+
   void followsALoadedFile() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

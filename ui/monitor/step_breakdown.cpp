@@ -60,6 +60,17 @@ void BreakdownSeries::append(const wire::Step& s) {
   for (StepPart p : kStepParts) parts[int(p)].push_back(partMs(t, p));
   stepMs.push_back(t.step);
   steps.push_back(double(t.steps));
+  // A message that says it covers no steps still says something: it counts once.
+  const double w = t.steps > 0 ? double(t.steps) : 1.0;
+  sum_.data += w * t.data;
+  sum_.forward += w * t.forward;
+  sum_.backward += w * t.backward;
+  sum_.comm += w * t.comm;
+  sum_.optimizer += w * t.optimizer;
+  sum_.telemetry += w * t.telemetry;
+  sum_.step += w * t.step;
+  sum_.steps += t.steps;
+  weight_ += w;
 }
 
 wire::StepTimes BreakdownSeries::at(std::size_t i) const {
@@ -82,30 +93,15 @@ std::optional<wire::StepTimes> BreakdownSeries::latest() const {
 
 std::optional<wire::StepTimes> BreakdownSeries::average() const {
   if (empty()) return std::nullopt;
-  wire::StepTimes sum;
-  double weight = 0;
-  for (std::size_t i = 0; i < size(); ++i) {
-    // A message that says it covers no steps still says something: count it once.
-    const double w = steps[i] > 0 ? steps[i] : 1.0;
-    const wire::StepTimes t = at(i);
-    sum.data += w * t.data;
-    sum.forward += w * t.forward;
-    sum.backward += w * t.backward;
-    sum.comm += w * t.comm;
-    sum.optimizer += w * t.optimizer;
-    sum.telemetry += w * t.telemetry;
-    sum.step += w * t.step;
-    sum.steps += long(steps[i]);
-    weight += w;
-  }
-  sum.data /= weight;
-  sum.forward /= weight;
-  sum.backward /= weight;
-  sum.comm /= weight;
-  sum.optimizer /= weight;
-  sum.telemetry /= weight;
-  sum.step /= weight;
-  return sum;
+  wire::StepTimes a = sum_;
+  a.data /= weight_;
+  a.forward /= weight_;
+  a.backward /= weight_;
+  a.comm /= weight_;
+  a.optimizer /= weight_;
+  a.telemetry /= weight_;
+  a.step /= weight_;
+  return a;
 }
 
 }  // namespace ddpdesk

@@ -52,8 +52,13 @@ struct BreakdownSeries {
   void append(const wire::Step& s);  // no-op when s has no times
   wire::StepTimes at(std::size_t i) const;
   std::optional<wire::StepTimes> latest() const;
-  // The whole series as one breakdown: each entry weighted by the steps it covers.
+  // The whole series as one breakdown: each entry weighted by the steps it covers. Kept as
+  // running sums, so asking is free however long the run.
   std::optional<wire::StepTimes> average() const;
+
+ private:
+  wire::StepTimes sum_;  // of each part times its weight; steps: the steps covered
+  double weight_ = 0;
 };
 
 }  // namespace ddpdesk

@@ -8,47 +8,58 @@
 namespace ddpdesk {
 namespace {
 
-double median(std::vector<double> v) {
-  const std::size_t n = v.size();
-  std::sort(v.begin(), v.end());
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+constexpr int kCompute = -1;  // othersMedian() of compute rather than of one part
 
-// The median of `value` over every rank with a breakdown except `self`.
-template <typename F>
-double othersMedian(const std::vector<std::optional<wire::StepTimes>>& ranks, int self, F value) {
-  std::vector<double> v;
-  for (int r = 0; r < int(ranks.size()); ++r)
-    if (r != self && ranks[r]) v.push_back(value(*ranks[r]));
-  return median(std::move(v));
+double valueOf(const wire::StepTimes& t, int part) {
+  return part == kCompute ? computeMs(t) : partMs(t, StepPart(part));
 }
 
 QString ms(double v) {
   return QString::number(v, 'f', 1) + QStringLiteral(" ms");
 }
 
-// "compute 27.1 ms vs 6.9 ms median of the others (+293%), mostly data (+20.0 ms)"
-QString comparison(const std::vector<std::optional<wire::StepTimes>>& ranks, int r, double mine,
-                   double others) {
-  QString s = QStringLiteral("compute %1 vs %2 median of the others").arg(ms(mine), ms(others));
-  if (others > 0)
-    s += QStringLiteral(" (%1%2%)")
-             .arg(mine >= others ? QStringLiteral("+") : QString())
-             .arg(std::lround((mine - others) / others * 100.0));
-  // The part that grew most against the same part of the others.
-  double most = 0;
-  StepPart which = StepPart::Data;
-  for (StepPart p : kComputeParts) {
-    const double d = partMs(*ranks[r], p) -
-                     othersMedian(ranks, r, [p](const wire::StepTimes& t) { return partMs(t, p); });
-    if (d > most) most = d, which = p;
-  }
-  if (most > 0 && mine > others)
-    s += QStringLiteral(", mostly %1 (+%2)").arg(stepPartName(which), ms(most));
-  return s;
+}  // namespace
+
+double StragglerDetector::othersMedian(const std::vector<std::optional<wire::StepTimes>>& ranks,
+                                       int self, int part) {
+  scratch_.clear();
+  for (int r = 0; r < int(ranks.size()); ++r)
+    if (r != self && ranks[r]) scratch_.push_back(valueOf(*ranks[r], part));
+  const std::size_t n = scratch_.size();
+  const auto mid = scratch_.begin() + n / 2;
+  std::nth_element(scratch_.begin(), mid, scratch_.end());
+  if (n % 2) return *mid;
+  return (*mid + *std::max_element(scratch_.begin(), mid)) / 2;
 }
 
-}  // namespace
+StragglerDetector::Figures StragglerDetector::figures(
+    const std::vector<std::optional<wire::StepTimes>>& ranks, int rank, double mine,
+    double others) {
+  Figures f;
+  f.mine = mine;
+  f.others = others;
+  // The part that grew most against the same part of the others.
+  for (StepPart p : kComputeParts) {
+    const double d = partMs(*ranks[rank], p) - othersMedian(ranks, rank, int(p));
+    if (d > f.partMs) f.partMs = d, f.part = int(p);
+  }
+  return f;
+}
+
+// "rank 1 is a straggler: compute 27.1 ms vs 6.9 ms median of the others (+293%), mostly data
+// (+20.0 ms)"; "rank 1 is no longer a straggler: compute 7.0 ms vs 6.9 ms ... (+1%)".
+QString StragglerDetector::describe(int rank, bool flagged, const Figures& f) {
+  QString s = flagged ? QStringLiteral("rank %1 is a straggler: ").arg(rank)
+                      : QStringLiteral("rank %1 is no longer a straggler: ").arg(rank);
+  s += QStringLiteral("compute %1 vs %2 median of the others").arg(ms(f.mine), ms(f.others));
+  if (f.others > 0)
+    s += QStringLiteral(" (%1%2%)")
+             .arg(f.mine >= f.others ? QStringLiteral("+") : QString())
+             .arg(std::lround((f.mine - f.others) / f.others * 100.0));
+  if (f.part >= 0 && f.mine > f.others)
+    s += QStringLiteral(", mostly %1 (+%2)").arg(stepPartName(StepPart(f.part)), ms(f.partMs));
+  return s;
+}
 
 std::vector<StragglerDetector::Change> StragglerDetector::addInterval(
     const std::vector<std::optional<wire::StepTimes>>& ranks) {
@@ -63,7 +74,7 @@ std::vector<StragglerDetector::Change> StragglerDetector::addInterval(
     if (!ranks[r]) continue;
     RankState& st = ranks_[r];
     const double mine = computeMs(*ranks[r]);
-    const double others = othersMedian(ranks, r, computeMs);
+    const double others = othersMedian(ranks, r, kCompute);
     const double excess = mine - others;
     const bool over = excess > options_.minMs && excess > options_.margin * others;
     if (over) {
@@ -73,20 +84,13 @@ std::vector<StragglerDetector::Change> StragglerDetector::addInterval(
       ++st.inLine;
       st.over = 0;
     }
-    const QString figures = comparison(ranks, r, mine, others);
-    if (!st.flagged && st.over >= n) {
-      st.flagged = true;
-      st.text = QStringLiteral("rank %1 is a straggler: %2").arg(r).arg(figures);
-      changes.push_back({r, true, st.text});
-    } else if (st.flagged && st.inLine >= n) {
-      st.flagged = false;
-      st.text.clear();
-      changes.push_back(
-          {r, false, QStringLiteral("rank %1 is no longer a straggler: %2").arg(r).arg(figures)});
-    } else if (st.flagged) {
-      // Still flagged: the explanation follows the latest interval (an interval in line while
-      // the flag holds reads "… vs … (+3%)", which is what it is).
-      st.text = QStringLiteral("rank %1 is a straggler: %2").arg(r).arg(figures);
+    const bool flag = !st.flagged && st.over >= n;
+    const bool clear = st.flagged && st.inLine >= n;
+    // Figures only for the ranks that are (or were just) flagged: the others need no words.
+    if (st.flagged || flag) st.latest = figures(ranks, r, mine, others);
+    if (flag || clear) {
+      st.flagged = flag;
+      changes.push_back({r, flag, describe(r, flag, st.latest)});
     }
   }
   return changes;
@@ -104,7 +108,7 @@ std::vector<int> StragglerDetector::flaggedRanks() const {
 }
 
 QString StragglerDetector::explanation(int rank) const {
-  return isFlagged(rank) ? ranks_[rank].text : QString();
+  return isFlagged(rank) ? describe(rank, true, ranks_[rank].latest) : QString();
 }
 
 void StragglerDetector::reset() {

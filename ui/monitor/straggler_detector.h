@@ -49,15 +49,29 @@ class StragglerDetector {
   void reset();
 
  private:
+  // A rank's interval in numbers; words only when someone asks (a long run loaded from disk
+  // goes through millions of intervals).
+  struct Figures {
+    double mine = 0;    // its compute, ms per step
+    double others = 0;  // the median of the other ranks' compute
+    int part = -1;      // StepPart that grew most against the others' median of it (-1: none)
+    double partMs = 0;  // by how much
+  };
   struct RankState {
     bool flagged = false;
     int over = 0;    // consecutive intervals over the margin
     int inLine = 0;  // consecutive intervals within it
-    QString text;    // explanation of the latest interval (flagged ranks)
+    Figures latest;  // of the latest interval (kept up to date for flagged ranks)
   };
+
+  Figures figures(const std::vector<std::optional<wire::StepTimes>>& ranks, int rank, double mine,
+                  double others);
+  double othersMedian(const std::vector<std::optional<wire::StepTimes>>& ranks, int self, int part);
+  static QString describe(int rank, bool flagged, const Figures& f);
 
   StragglerOptions options_;
   std::vector<RankState> ranks_;
+  std::vector<double> scratch_;  // reused for medians
   qint64 intervals_ = 0;
 };
 

@@ -30,6 +30,8 @@ class StragglerWatch : public QObject {
   void setOptions(const StragglerOptions& options);
 
   // Takes in whatever the store gained since the last call (the store's updated() calls it).
+  // A backlog of many thousand intervals (a long run loaded from disk) is taken a slice at a
+  // time, the rest from the event loop, so the thread is never held for long.
   void sync();
 
   bool isFlagged(int rank) const { return detector_.isFlagged(rank); }
@@ -47,6 +49,7 @@ class StragglerWatch : public QObject {
 
  private:
   void restart();
+  bool process(std::int64_t newestComplete);
 
   QPointer<const MetricsStore> store_;
   QMetaObject::Connection updatedConn_, resetConn_;
@@ -54,6 +57,7 @@ class StragglerWatch : public QObject {
   std::vector<std::size_t> cursor_;  // per rank: breakdowns already taken in
   // Intervals some ranks have reported and others not yet, by step.
   std::map<std::int64_t, std::vector<std::optional<wire::StepTimes>>> pending_;
+  bool more_ = false;  // a call to take the rest is queued
 };
 
 }  // namespace ddpdesk
