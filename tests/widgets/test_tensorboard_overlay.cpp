@@ -16,7 +16,10 @@
 #include "loss_chart.h"
 #include "main_window.h"
 #include "metrics_store.h"
+#include "run_directory.h"
 #include "run_history.h"
+#include "system_chart.h"
+#include "system_gauges.h"
 #include "tensorboard_overlay.h"
 #include "throughput_chart.h"
 
@@ -71,10 +74,11 @@ class TestTensorBoardOverlay : public QObject {
       writer.add_scalar("train/loss", 3.0 / (i + 1), i, 1.7e9 + i);
     }
     writer.close();
-    for (int n = 1; n <= 20; ++n) {
-      run.ingest(step(0, n));
-      run.ingest(step(1, n));
-    }
+    for (int n = 1; n <= 20; ++n)
+      for (int r = 0; r < 2; ++r) {
+        run.ingest(step(r, n));
+        run.ingest(wire::Gauge{r, gauges::kCpuPercent, 50.0 + r, "%", n * 0.1, n});
+      }
     run.flush();
   }
 
@@ -96,10 +100,14 @@ class TestTensorBoardOverlay : public QObject {
 
   void overlaysTheSuggestedLossBesideTheRun() {
     answer = "?";
+    const QStringList system = w->charts()->systemChart()->curveNames();
+    QCOMPARE(system.size(), 2);  // CPU % of each rank
     QSignalSpy overlaid(w->tensorBoard(), &TensorBoardOverlay::overlaid);
     openLog();
     QVERIFY(overlaid.wait(kTimeout));
     QCOMPARE(offered, (QStringList{"train/loss", "train/lr"}));
+    // Not a run: the other charts go on showing one run, named as before.
+    QCOMPARE(w->charts()->systemChart()->curveNames(), system);
     QCOMPARE(suggested, QStringLiteral("train/loss"));
     const QString label = QStringLiteral("pylog: train/loss");
     QCOMPARE(overlaid.at(0).at(0).toString(), label);
@@ -134,6 +142,28 @@ class TestTensorBoardOverlay : public QObject {
     QCOMPARE(w->charts()->lossChart()->curveNames(),
              (QStringList{"rank 0", "rank 1", "global", "pylog: train/loss", "pylog: train/lr"}));
     QCOMPARE(w->charts()->sources().size(), std::size_t(3));
+  }
+
+  void openingRunsFromTheHistoryReplacesIt() {
+    answer = "?";
+    QSignalSpy overlaid(w->tensorBoard(), &TensorBoardOverlay::overlaid);
+    openLog();
+    QVERIFY(overlaid.wait(kTimeout));
+    QCOMPARE(w->charts()->sources().size(), std::size_t(2));
+    QTemporaryDir runs;
+    const QString dir = runs.filePath(QStringLiteral("past-run"));
+    QVERIFY(QDir().mkpath(dir));
+    QFile metrics(RunDirectory::metricsPath(dir));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    for (int n = 1; n <= 5; ++n)
+      metrics.write(QByteArray::fromStdString(wire::encode(step(0, n)) + "\n"));
+    metrics.close();
+    w->openRuns({dir});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w->charts()->sources().size() == 1 && w->charts()->sources().front().label == "past-run",
+        kTimeout);
+    QVERIFY(!w->charts()->sources().front().imported);
+    QVERIFY(!w->charts()->lossChart()->curveNames().contains("pylog: train/loss"));
   }
 
   void cancellingAddsNothing() {

@@ -51,10 +51,10 @@ bool SystemChart::showsNote() const {
 std::vector<CurveDef> SystemChart::layout() const {
   std::vector<CurveDef> out;
   const ChartSources& src = sources();
-  const bool overlay = src.size() > 1;
+  const bool overlay = runCount(src) > 1;  // an imported series (no gauges) is not a run
   for (const Quantity& q : kQuantities)
     for (int s = 0; s < int(src.size()); ++s) {
-      if (!src[s].store) continue;
+      if (!src[s].store || src[s].imported) continue;
       const GaugeSet& gauges = src[s].store->gauges();
       for (int r = 0; r < gauges.rankCount(); ++r) {
         if (!gauges.find(r, q.gauge)) continue;
