@@ -104,6 +104,14 @@ class TestTimeChart : public QObject {
     QVERIFY(chart.barLabel(2).endsWith(QStringLiteral(" · straggler")));
     QVERIFY(!chart.barLabel(1).contains(QStringLiteral("straggler")));
     QVERIFY(chart.stragglers().isFlagged(2));
+    // Shown again, or not at all: the flag follows the run shown.
+    chart.setSources({{QStringLiteral("run"), &store}});
+    chart.sync();
+    QVERIFY(chart.stragglers().isFlagged(2));
+    chart.setSources({});
+    chart.sync();
+    QVERIFY(!chart.stragglers().isFlagged(2));
+    QVERIFY(chart.shownRanks().empty());
   }
 
   void noBreakdownShowsANote() {
@@ -120,6 +128,7 @@ class TestTimeChart : public QObject {
     chart.setSources({});
     chart.sync();
     QCOMPARE(chart.note(), QStringLiteral("No run"));
+    QVERIFY(chart.stragglers().detector().intervals() == 0);
   }
 
   void overlaidRunsShowTheOneWithABreakdown() {

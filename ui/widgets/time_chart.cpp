@@ -117,8 +117,7 @@ TimeChart::TimeChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
 
 void TimeChart::setSources(const ChartSources& sources) {
   sources_ = sources;
-  store_ = nullptr;
-  pickStore();
+  pickStore();  // the same run again keeps its straggler watch
   dirty_ = true;
 }
 
