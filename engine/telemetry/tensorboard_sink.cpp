@@ -1,7 +1,6 @@
 #include "tensorboard_sink.h"
 
 #include <chrono>
-#include <vector>
 
 #include "event_writer.h"
 
@@ -41,13 +40,12 @@ std::int64_t TensorBoardSink::dropped() const {
 }
 
 void TensorBoardSink::loop() {
-  std::vector<Item> batch;
+  std::deque<Item> batch;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait_for(lock, std::chrono::duration<double>(opts_.wake_interval_s),
                  [&] { return closing_; });
-    batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
-    queue_.clear();
+    batch.swap(queue_);  // O(1): a push never waits for the batch to be taken
     const bool last = closing_;
     lock.unlock();
     for (const Item& item : batch) write(item);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "crc32c.h"
 #include "protobuf.h"
 
 namespace ddpdesk::tb {
@@ -10,6 +11,16 @@ namespace {
 // tensorflow/core/framework/types.proto
 constexpr std::uint64_t kDtFloat = 1;
 constexpr std::uint64_t kDtDouble = 2;
+
+std::size_t varint_size(std::uint64_t v) {
+  std::size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
 
 bool nonzero(double v) {
   std::uint64_t bits;
@@ -165,6 +176,28 @@ std::string encode_scalar_event(double wall_time, std::int64_t step, std::string
   put_event_head(out, wall_time, step);
   pb::put_bytes(out, 5, summary);
   return out;
+}
+
+void append_scalar_record(std::string& out, double wall_time, std::int64_t step,
+                          std::string_view tag, float value) {
+  // The nested messages' lengths come first on the wire, so they are worked out up front.
+  const std::size_t value_len = 1 + varint_size(tag.size()) + tag.size() + 5;
+  const std::size_t summary_len = 1 + varint_size(value_len) + value_len;
+  std::size_t event_len = 1 + varint_size(summary_len) + summary_len;
+  if (nonzero(wall_time)) event_len += 9;
+  if (step != 0) event_len += 1 + varint_size(static_cast<std::uint64_t>(step));
+  const std::size_t start = out.size();
+  put_le(out, event_len, 8);
+  put_le(out, mask_crc(crc32c(out.data() + start, 8)), 4);
+  const std::size_t data = out.size();
+  put_event_head(out, wall_time, step);
+  pb::put_key(out, 5, pb::Bytes);
+  pb::put_varint(out, summary_len);
+  pb::put_key(out, 1, pb::Bytes);
+  pb::put_varint(out, value_len);
+  pb::put_bytes(out, 1, tag);
+  pb::put_float(out, 2, value);
+  put_le(out, mask_crc(crc32c(out.data() + data, out.size() - data)), 4);
 }
 
 std::string decode_event(std::string_view bytes, Event* out) {

@@ -30,6 +30,10 @@ constexpr const char* kFileVersion = "brain.Event:2";
 std::string encode_file_version_event(double wall_time);
 std::string encode_scalar_event(double wall_time, std::int64_t step, std::string_view tag,
                                 float value);
+// The same event framed as a TFRecord (append_record(out, encode_scalar_event(...))), appended
+// to `out` in place: no temporary strings, which made up most of a writer's time per point.
+void append_scalar_record(std::string& out, double wall_time, std::int64_t step,
+                          std::string_view tag, float value);
 
 struct Scalar {
   std::string tag;

@@ -62,7 +62,7 @@ EventFileWriter::~EventFileWriter() {
 void EventFileWriter::add_scalar(std::string_view tag, double value, std::int64_t step,
                                  double wall_time) {
   if (fd_ < 0 || failed_) return;
-  append_record(buf_, encode_scalar_event(wall_time, step, tag, static_cast<float>(value)));
+  append_scalar_record(buf_, wall_time, step, tag, static_cast<float>(value));
   if (buf_.size() >= (64u << 10)) flush();
 }
 

@@ -83,6 +83,20 @@ class TestTbRecord : public QObject {
     QCOMPARE(e.scalars[0].value, 0.5);
   }
 
+  // The writer's in-place encoder gives the bytes of the reference one: tags long enough for a
+  // two-byte length, steps zero, negative and huge, a zero wall time.
+  void inPlaceRecordsEqualTheReference() {
+    const std::string longTag(300, 't');
+    for (const std::string& tag : {std::string("loss"), std::string(), longTag})
+      for (std::int64_t step : {std::int64_t(0), std::int64_t(-5), std::int64_t(1) << 50})
+        for (double wall : {0.0, 1.7e9 + 0.25}) {
+          std::string want = "prefix", got = "prefix";
+          append_record(want, encode_scalar_event(wall, step, tag, 0.125f));
+          append_scalar_record(got, wall, step, tag, 0.125f);
+          QCOMPARE(QByteArray::fromStdString(got).toHex(), QByteArray::fromStdString(want).toHex());
+        }
+  }
+
   // Proto3 writes no field at its default: the version record has no step, a step-0 scalar none.
   void leavesDefaultsOut() {
     // 1A 0D "brain.Event:2" only: field 3 (file_version), wire type 2, 13 bytes.
