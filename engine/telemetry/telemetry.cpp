@@ -147,12 +147,6 @@ void Telemetry::sample_system(SystemSampler& sampler) {
 }
 
 void Telemetry::sender_loop() {
-  // NVML's library loads and initialises here, off the training thread.
-  std::unique_ptr<SystemSampler> sampler;
-  if (opts_.system_interval > 0) sampler = std::make_unique<SystemSampler>(opts_.system);
-  double next_sample = now_s();
-  bool final_sample = false;  // taken as the rank closes, so even a short run has one
-
   int fd = opts_.monitor_path.empty() ? -1 : connect_unix(opts_.monitor_path);
   fd_ = fd;
   if (fd >= 0) {
@@ -164,6 +158,13 @@ void Telemetry::sender_loop() {
       fd = -1;
     }
   }
+  // NVML's library loads and initialises here, off the training thread, and after the hello:
+  // on a GPU machine that can take a while, and the monitor waits for the hello.
+  std::unique_ptr<SystemSampler> sampler;
+  if (opts_.system_interval > 0) sampler = std::make_unique<SystemSampler>(opts_.system);
+  double next_sample = now_s();
+  bool final_sample = false;  // taken as the rank closes, so even a short run has one
+
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     auto ready = [&] { return closing_ || !queue_.empty(); };
