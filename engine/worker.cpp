@@ -90,6 +90,17 @@ std::string hostname() {
   return host;
 }
 
+// Once a task may have loaded (TorchScript compilation units, mapped data), the process ends
+// the way a run does: flush and _exit, without global destructors, which only repeat work the
+// kernel does anyway and, for LibTorch's JIT singletons, are not written to run at exit.
+[[noreturn]] void leave(int rc) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(rc);
+}
+
 int fail_input(const std::string& line) {
   std::cerr << "ddpdesk-worker: " << line << "\n";
   return 2;
@@ -219,17 +230,17 @@ int worker_main(int argc, char** argv) {
     task = make_task(spec, device);
   } catch (const BadInput& bad) {
     if (want_check) print_check(check_failure(bad.field(), bad.what()));
-    return fail_input(bad.what());
+    leave(fail_input(bad.what()));
   } catch (const std::exception& ex) {
     setup_failure = first_line(ex.what());  // the machine's fault, not the input's: exit 1
   }
   if (want_check) {
     if (!setup_failure.empty()) {
       std::cerr << "ddpdesk-worker: " << setup_failure << "\n";
-      return 1;
+      leave(1);
     }
     print_check(check_summary(spec, *task));
-    return 0;
+    leave(0);
   }
   if (!spec.run_dir.empty()) {
     std::error_code ec;
