@@ -45,8 +45,9 @@ class TestRunSpec : public QObject {
                                 << "invalid batch_size 'abc': must be an integer";
     QTest::newRow("fraction") << R"({"accum_steps":2.5})"
                               << "invalid accum_steps '2.5': must be an integer";
-    QTest::newRow("task") << R"({"task":"resnet"})"
-                          << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn, script";
+    QTest::newRow("task")
+        << R"({"task":"resnet"})"
+        << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn, script";
     QTest::newRow("device") << R"({"device":"tpu"})"
                             << "invalid device 'tpu': must be cpu or cuda";
     QTest::newRow("lr") << R"({"lr":0})"

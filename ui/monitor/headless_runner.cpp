@@ -14,8 +14,8 @@
 #include "run_controller.h"
 #include "signal_notifier.h"
 #include "spec_flags.h"
-#include "system_text.h"
 #include "straggler_watch.h"
+#include "system_text.h"
 #include "task_check.h"
 
 namespace ddpdesk {
