@@ -17,8 +17,11 @@ gen=()
 cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON >/dev/null
+build_start=$SECONDS
 cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"
+echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
-ctest --output-on-failure --timeout 900 -E fuzz_smoke "$@"
+# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
+ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(nproc)}" -E fuzz_smoke "$@"

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Quick start, second command: installs what is missing, builds, and runs every test via CTest;
-# then the Torch-free suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Each phase's wall time goes to stderr, so a CI log shows where its minutes went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+phase_start=$SECONDS
+phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
 scripts/install-deps.sh
+phase "install-deps"
 scripts/build.sh
+phase "build"
 export QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1
 (cd "${DDPDESK_BUILD_DIR:-build}" &&
   ctest --output-on-failure --timeout 600 -j "${DDPDESK_JOBS:-$(nproc)}" "$@")
+phase "tests"
 if [ "${DDPDESK_SKIP_SANITIZERS:-0}" != 1 ]; then
   scripts/test-sanitizers.sh
+  phase "sanitizer build and tests"
 fi
+echo "test.sh: all phases took $SECONDS s" >&2
