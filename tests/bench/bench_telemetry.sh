@@ -6,12 +6,16 @@
 #   tests/bench/bench_telemetry.sh [rounds]   (env: DDPDESK_BUILD_DIR, default build)
 # Prints each side's best and median samples/s, the ratio on/off and the spread of the off runs:
 # an overhead inside that spread is noise, not a measurement. Target: under 1 % of throughput.
+# The step breakdown cannot be switched off (every step message carries it), so its cost is
+# measured by bench_step_clock (built here if missing) against the step time of the off runs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 worker=${DDPDESK_WORKER:-$root/${DDPDESK_BUILD_DIR:-build}/app/ddpdesk-worker}
 rounds=${1:-5}
 [ -x "$worker" ] || { echo "bench: no worker at $worker (build first: scripts/build.sh)"; exit 1; }
+build=$(dirname "$(dirname "$worker")")
+cmake --build "$build" --target bench_step_clock >/dev/null || { echo "bench: cannot build bench_step_clock"; exit 1; }
 export OMP_NUM_THREADS=1
 tmp=$(mktemp -d /tmp/ddpdesk-bench-telemetry-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,3 +46,6 @@ awk -v ob="$on_best" -v fb="$off_best" -v om="$on_median" -v fm="$off_median" -v
   'BEGIN { if (fb <= 0 || fm <= 0) { print "bench: a run failed"; exit 1 }
            printf "on/off: best %.4f, median %.4f (overhead %.2f %% by the medians; target < 1 %%)\n", ob / fb, om / fm, (1 - om / fm) * 100
            printf "spread of the off runs: %.1f %% (best vs worst): a smaller overhead than that is noise\n", (fb - fw) / fb * 100 }'
+# Per-rank step time of the median off run: world 2 x batch 64 samples per step.
+step_ms=$(awk -v m="$off_median" 'BEGIN { printf "%.4f", 2 * 64 / m * 1000 }')
+"$build/tests/engine/bench_step_clock" 1 "$step_ms"
