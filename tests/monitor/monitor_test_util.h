@@ -15,6 +15,15 @@
 
 namespace ddpdesk::test {
 
+// Writes `content` to `dir`/`name` and returns its path: stand-ins for the user's files in tests
+// where only their existence (not their contents) matters.
+inline QString writeFile(const QDir& dir, const QString& name,
+                         const QByteArray& content = "fake\n") {
+  QFile f(dir.filePath(name));
+  if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size()) return QString();
+  return f.fileName();
+}
+
 inline QString fakeWorker() {
   return QStringLiteral(DDPDESK_FAKE_WORKER);
 }

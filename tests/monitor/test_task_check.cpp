@@ -36,10 +36,7 @@ class TestTaskCheck : public QObject {
   std::unique_ptr<QTemporaryDir> dir;
 
   QString file(const QString& name, const QByteArray& content = "fake\n") const {
-    QFile f(dir->filePath(name));
-    f.open(QIODevice::WriteOnly);
-    f.write(content);
-    return f.fileName();
+    return writeFile(QDir(dir->path()), name, content);
   }
   RunSpec userSpec() const {
     RunSpec s;

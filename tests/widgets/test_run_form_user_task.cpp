@@ -26,10 +26,7 @@ class TestRunFormUserTask : public QObject {
   std::unique_ptr<QTemporaryDir> dir;
 
   QString file(const QString& name, const QByteArray& content = "fake\n") const {
-    QFile f(dir->filePath(name));
-    f.open(QIODevice::WriteOnly);
-    f.write(content);
-    return f.fileName();
+    return writeFile(QDir(dir->path()), name, content);
   }
   static void type(RunForm& form, const QString& key, const QString& text) {
     auto* edit = qobject_cast<QLineEdit*>(form.editor(key));
