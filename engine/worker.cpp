@@ -13,6 +13,7 @@
 
 #include <torch/cuda.h>
 #include <torch/version.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "communicator.h"

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace ddpdesk {

@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "run_spec.h"
+
+// CLI11 stays out of this header: only the few files that build a command line include it.
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace ddpdesk {
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "breakdown_text.h"
 #include "device_probe.h"
 #include "metrics_store.h"

@@ -4,6 +4,8 @@
 #include <QTimer>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "gui_args.h"
 #include "main_window.h"
 #include "run_form.h"
