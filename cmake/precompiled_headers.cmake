@@ -1,0 +1,43 @@
+# Precompiled headers for the Qt and GoogleTest sides of the build (DDPDESK_PCH, on by default).
+# Measured on a monitor test: 9.7 s of compiler CPU without, 4.6 s with Qt's headers precompiled;
+# most translation units of ui/ and tests/ spend half their time parsing Qt. LibTorch is left out
+# on purpose: its precompiled header is 600 MB and saved about 7 % per translation unit.
+#
+# A library with many translation units gets a header of its own (target_precompile_headers).
+# Test executables have one translation unit each, so a header of their own would cost more than
+# it saves: each test folder builds one "provider" and its tests reuse it (REUSE_FROM), which
+# needs the same compile options and definitions that the precompiled headers depend on, so the
+# provider links what the folder's tests link. -Winvalid-pch makes a mismatch visible in the
+# build log (the compiler then falls back to the headers themselves: slower, never wrong).
+option(DDPDESK_PCH "Precompile the Qt and GoogleTest headers" ON)
+
+# ddpdesk_pch_provider(NAME HEADERS header... LIBS target...)
+function(ddpdesk_pch_provider name)
+  cmake_parse_arguments(ARG "" "" "HEADERS;LIBS" ${ARGN})
+  if(NOT DDPDESK_PCH)
+    return()
+  endif()
+  set(carrier ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
+  file(CONFIGURE OUTPUT ${carrier} CONTENT "// Carries the precompiled headers of ${name}.\n")
+  add_library(${name} OBJECT ${carrier})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  target_precompile_headers(${name} PRIVATE ${ARG_HEADERS})
+  target_compile_options(${name} PRIVATE -Winvalid-pch)
+  set_target_properties(${name} PROPERTIES AUTOMOC OFF)
+endfunction()
+
+# ddpdesk_reuse_pch(TARGET PROVIDER): TARGET compiles with PROVIDER's precompiled headers.
+function(ddpdesk_reuse_pch target provider)
+  if(DDPDESK_PCH AND TARGET ${provider})
+    target_precompile_headers(${target} REUSE_FROM ${provider})
+    target_compile_options(${target} PRIVATE -Winvalid-pch)
+  endif()
+endfunction()
+
+# ddpdesk_own_pch(TARGET header...): a library's own precompiled headers.
+function(ddpdesk_own_pch target)
+  if(DDPDESK_PCH)
+    target_precompile_headers(${target} PRIVATE ${ARGN})
+    target_compile_options(${target} PRIVATE -Winvalid-pch)
+  endif()
+endfunction()
