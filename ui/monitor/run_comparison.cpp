@@ -47,10 +47,17 @@ ComparedRun::~ComparedRun() = default;
 ComparedRun::ComparedRun(ComparedRun&&) noexcept = default;
 ComparedRun& ComparedRun::operator=(ComparedRun&&) noexcept = default;
 
-std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& tag,
-                                           QString* error) {
+namespace {
+
+QString notARun(const QString& path, const QString& why) {
+  return QStringLiteral("'%1' is not a run: %2").arg(path, why);
+}
+
+}  // namespace
+
+std::optional<ComparedRun> openComparedRun(const QString& path, QString* error) {
   auto fail = [&](const QString& why) -> std::optional<ComparedRun> {
-    if (error) *error = QStringLiteral("'%1' is not a run: %2").arg(path, why);
+    if (error) *error = notARun(path, why);
     return std::nullopt;
   };
   const QFileInfo info(path);
@@ -59,17 +66,24 @@ std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& t
   ComparedRun run;
   run.path = info.absoluteFilePath();
   run.label = info.fileName();
-  if (QFileInfo::exists(RunDirectory::specPath(path))) {
-    const std::optional<RunRecord> record = RunDirectory::readRecord(path);
-    if (!record || !record->specValid)
-      return fail(QStringLiteral("spec.json is not a valid run spec"));
-    run.spec = record->spec;
-    run.status = record->status;
-    const MetricsStore::LoadResult r = run.store->loadJsonl(RunDirectory::metricsPath(path));
-    if (!r.ok) return fail(QStringLiteral("metrics.jsonl cannot be read (%1)").arg(r.error));
+  if (!QFileInfo::exists(RunDirectory::specPath(path))) {
+    run.imported = true;  // a TensorBoard log, if it holds event files
     return run;
   }
-  const TensorBoardLog log = loadTensorBoardLog(path);
+  const std::optional<RunRecord> record = RunDirectory::readRecord(path);
+  if (!record || !record->specValid)
+    return fail(QStringLiteral("spec.json is not a valid run spec"));
+  run.spec = record->spec;
+  run.status = record->status;
+  return run;
+}
+
+bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QString& tag,
+                       QString* error) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = notARun(run.path, why);
+    return false;
+  };
   if (log.files == 0)
     return fail(
         QStringLiteral("no spec.json (a run directory) and no events.out.tfevents.* files "
@@ -81,9 +95,25 @@ std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& t
     return fail(QStringLiteral("the TensorBoard log has no series '%1' (it has: %2)")
                     .arg(tag, log.names().join(QStringLiteral(", "))));
   }
-  run.imported = true;
-  run.label += QLatin1Char('/') + name;
+  run.label = QFileInfo(run.path).fileName() + QLatin1Char('/') + name;
   fillStore(*series, *run.store);
+  return true;
+}
+
+std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& tag,
+                                           QString* error) {
+  std::optional<ComparedRun> run = openComparedRun(path, error);
+  if (!run) return run;
+  if (run->imported) {
+    if (!importTensorBoard(*run, loadTensorBoardLog(path), tag, error)) return std::nullopt;
+    return run;
+  }
+  const MetricsStore::LoadResult r = run->store->loadJsonl(RunDirectory::metricsPath(path));
+  if (!r.ok) {
+    if (error)
+      *error = notARun(path, QStringLiteral("metrics.jsonl cannot be read (%1)").arg(r.error));
+    return std::nullopt;
+  }
   return run;
 }
 

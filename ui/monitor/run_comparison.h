@@ -21,6 +21,7 @@
 namespace ddpdesk {
 
 class MetricsStore;
+struct TensorBoardLog;
 
 struct ComparedRun {
   ComparedRun();
@@ -36,10 +37,18 @@ struct ComparedRun {
   std::unique_ptr<MetricsStore> store;  // never null
 };
 
-// Why `path` cannot be compared, in one line naming it; empty when it is a run directory
-// (spec.json that parses, metrics.jsonl readable) or a TensorBoard log directory with a series.
-// `tag` picks a TensorBoard log's series by name (TensorBoardLog::names()); empty: its suggested
-// one. Blocking (reads the files).
+// The cheap half of loading, for loaders that read the files on another thread: a run
+// directory's spec and status (its store still empty), or an entry marked `imported` for a
+// directory without spec.json (a TensorBoard log, once importTensorBoard() took a series of it).
+std::optional<ComparedRun> openComparedRun(const QString& path, QString* error);
+// Fills an imported entry's store with the series `tag` of `log` (empty: the suggested one).
+bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QString& tag,
+                       QString* error);
+
+// Loads `path` whole: a run directory (spec.json that parses, metrics.jsonl readable) or a
+// TensorBoard log directory with a series; otherwise nothing, and `error` says why in one line
+// naming the path. `tag` picks a TensorBoard log's series by name (TensorBoardLog::names()); empty:
+// its suggested one. Blocking (reads the files).
 std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& tag, QString* error);
 
 // Spec fields that only name or place a run: never listed as differing.
