@@ -17,7 +17,9 @@
 #include "comparison_table_model.h"
 #include "comparison_window.h"
 #include "difference_chart.h"
+#include "event_writer.h"
 #include "loss_chart.h"
+#include "main_window.h"
 #include "run_history.h"
 #include "throughput_chart.h"
 
@@ -160,6 +162,41 @@ class TestComparisonWindow : public QObject {
     QVERIFY(image.width() >= 800);
   }
 
+  void aTensorBoardLogIsAddedAsAnImportedCurve() {
+    const QString log = tmp->filePath("pytorch");
+    {
+      tb::EventFileWriter w(log.toStdString());
+      for (int i = 1; i <= 5; ++i) w.add_scalar("train/loss", 1.2 - 0.2 * i, i, 100.0 + i);
+    }
+    ComparisonWindow w;
+    QVERIFY(loadInto(w, {dirs[0], dirs[1]}));
+    w.setDirectoryChooser([&] { return log; });
+    QSignalSpy loaded(&w, &ComparisonWindow::loaded);
+    w.addTensorBoardDialog();
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(w.runs().size(), std::size_t(3));
+    QVERIFY(w.runs()[2].imported);
+    w.lossChart()->sync();
+    QVERIFY2(w.lossChart()->curveNames().contains(QStringLiteral("pytorch/train/loss")),
+             qPrintable(w.lossChart()->curveNames().join(", ")));
+    // The same losses as run A (1.0 .. 0.2), stored as float32 by TensorBoard.
+    w.setDifference(0, 2, CompareMetric::Loss);
+    QCOMPARE(w.difference().points, std::size_t(5));
+    QVERIFY(w.difference().maxAbs < 1e-7);
+  }
+
+  void aNewerLoadSupersedesOneStillReading() {
+    ComparisonWindow w;
+    QSignalSpy loaded(&w, &ComparisonWindow::loaded);
+    w.load(dirs);
+    w.load({dirs[2], dirs[0]});
+    QVERIFY(loaded.wait(10000));
+    QTest::qWait(100);  // the first load, had it survived, would report now
+    QCOMPARE(loaded.size(), 1);
+    QCOMPARE(w.runs().size(), std::size_t(2));
+    QCOMPARE(w.runs()[0].label, QStringLiteral("run-c"));
+  }
+
   void aDirectoryThatIsNotARunIsReported() {
     ComparisonWindow w;
     QSignalSpy message(&w, &ComparisonWindow::message);
@@ -190,6 +227,22 @@ class TestComparisonWindow : public QObject {
     paths.sort();
     QCOMPARE(paths, (QStringList{QFileInfo(dirs[0]).absoluteFilePath(),
                                  QFileInfo(dirs[2]).absoluteFilePath()}));
+  }
+
+  void theMainWindowOpensAComparisonFromTheHistory() {
+    // The window's settings and run history live in the test's directory.
+    qputenv("XDG_DATA_HOME", tmp->filePath("data").toUtf8());
+    qputenv("XDG_CONFIG_HOME", tmp->filePath("config").toUtf8());
+    MainWindow main;
+    main.history()->setRoot(tmp->path());
+    main.history()->refresh();
+    main.history()->selectPaths({dirs[1], dirs[2]});
+    main.history()->findChild<QPushButton*>(QStringLiteral("compareRuns"))->click();
+    const auto windows = main.findChildren<ComparisonWindow*>();
+    QCOMPARE(windows.size(), 1);
+    QVERIFY(windows.front()->isWindow());
+    QTRY_COMPARE(windows.front()->runs().size(), std::size_t(2));
+    QCOMPARE(windows.front()->tableModel()->rowCount(), 2);
   }
 };
 

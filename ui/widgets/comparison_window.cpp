@@ -26,6 +26,7 @@ QComboBox* combo(QWidget* parent, const QString& name, const QString& tip) {
   auto* box = new QComboBox(parent);
   box->setObjectName(name);
   box->setToolTip(tip);
+  box->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // run names shown whole
   return box;
 }
 
@@ -71,18 +72,16 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   auto* charts = new QSplitter(Qt::Horizontal, split);
   loss_ = new LossChart(charts);
   throughput_ = new ThroughputChart(charts);
-  for (SeriesChart* c : {static_cast<SeriesChart*>(loss_), static_cast<SeriesChart*>(throughput_)})
+  for (SeriesChart* c :
+       {static_cast<SeriesChart*>(loss_), static_cast<SeriesChart*>(throughput_)}) {
     c->setSmoothing(0);  // a comparison shows the raw curves: smoothing would hide differences
-  auto* lower = new QSplitter(Qt::Horizontal, split);
-  table_ = new QTableView(lower);
-  table_->setModel(model_);
-  table_->verticalHeader()->setVisible(false);
-  table_->setAlternatingRowColors(true);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  auto* diffPanel = new QWidget(lower);
+    c->plot()->legend->setWrap(4);  // two runs (curve and validation) a row: names stay whole
+  }
+  auto* diffPanel = new QWidget(split);
   auto* dv = new QVBoxLayout(diffPanel);
   dv->setContentsMargins(0, 0, 0, 0);
   auto* pick = new QHBoxLayout();
+  pick->addWidget(new QLabel(tr("Difference:"), diffPanel));
   otherBox_ = combo(diffPanel, QStringLiteral("diffOther"), tr("The run whose curve is shown"));
   referenceBox_ =
       combo(diffPanel, QStringLiteral("diffReference"), tr("The run it is compared against"));
@@ -90,20 +89,24 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   for (CompareMetric m : {CompareMetric::Loss, CompareMetric::EvalLoss, CompareMetric::EvalAccuracy,
                           CompareMetric::Throughput})
     metricBox_->addItem(compareMetricName(m), int(m));
-  pick->addWidget(otherBox_, 1);
+  pick->addWidget(otherBox_);
   pick->addWidget(new QLabel(QStringLiteral("−"), diffPanel));
-  pick->addWidget(referenceBox_, 1);
+  pick->addWidget(referenceBox_);
   pick->addWidget(metricBox_);
-  dv->addLayout(pick);
   diffText_ = new QLabel(diffPanel);
   diffText_->setObjectName(QStringLiteral("diffText"));
   diffText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  diffText_->setWordWrap(true);
-  dv->addWidget(diffText_);
+  pick->addWidget(diffText_, 1);
+  dv->addLayout(pick);
   difference_ = new DifferenceChart(diffPanel);
   dv->addWidget(difference_, 1);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  table_ = new QTableView(split);
+  table_->setModel(model_);
+  table_->verticalHeader()->setVisible(false);
+  table_->setAlternatingRowColors(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  // The overlaid curves first, then the difference; the table needs only a few rows.
+  split->setSizes({450, 300, 150});
   v->addWidget(split, 1);
 
   auto changed = [this] { updateDifference(); };

@@ -1,15 +1,16 @@
 // The comparison window: runs from the history (and TensorBoard logs) side by side.
 //
 //   +--------------------------------------------------------------------------+
-//   | x: [step v]  match: [interp v]  Add TensorBoard log…  Table CSV…  PNG…     |
+//   | x: [step v]  match: [interpolate v]  Add TensorBoard log…  Table CSV…  PNG… |
 //   +------------------------------------+-------------------------------------+
 //   | LossChart: every run's global loss | ThroughputChart: samples/s and      |
 //   | and validation loss, overlaid      | validation accuracy, overlaid       |
 //   +------------------------------------+-------------------------------------+
-//   | table: differing spec fields,      | [reference v] − [other v]  [metric] |
-//   | final/best loss, accuracy, ...     | max … at …, RMS … over … points     |
-//   |                                    | DifferenceChart: other − reference  |
-//   +------------------------------------+-------------------------------------+
+//   | Difference: [other v] − [reference v] [metric v]  max … at …, RMS …       |
+//   | DifferenceChart: other − reference                                        |
+//   +--------------------------------------------------------------------------+
+//   | table: differing spec fields, global batch, final/best loss, accuracy, … |
+//   +--------------------------------------------------------------------------+
 //
 // The numbers are the core's (run_comparison.h, curve_compare.h), the charts the live view's
 // own classes; the window only loads, lays out and keeps the choices in step.
