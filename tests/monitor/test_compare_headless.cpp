@@ -1,7 +1,6 @@
 // `ddpdesk --headless --compare` on hand-made run directories: the table and the differences
 // against the first run on stdout, the CSV written, and one line with exit code 2 (nothing
 // written) for a directory that is not a run or an unknown --x.
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -12,30 +11,8 @@ using namespace ddpdesk::testing;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-Result compare(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(DDPDESK_BIN), QStringList{"--headless", "--compare"} + args);
-  Result r;
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-RunSpec spec(int batch, int accum) {
-  RunSpec s;
-  s.batch_size = batch;
-  s.accum_steps = accum;
-  return s;
+ProcessResult compare(const QStringList& args) {
+  return runProgram(QStringLiteral(DDPDESK_BIN), QStringList{"--headless", "--compare"} + args);
 }
 
 }  // namespace
@@ -54,15 +31,15 @@ class TestCompareHeadless : public QObject {
     b = tmp->filePath(QStringLiteral("run-b"));
     // B every second step: the step-axis difference is the one test_run_comparison works out
     // (max 0.1 at step 2, RMS sqrt(0.003125) = 0.0559 over steps 2..5).
-    QVERIFY(
-        writeRun(a, spec(32, 1), lossCurve({{1, 1.0}, {2, 0.8}, {3, 0.6}, {4, 0.4}, {5, 0.2}})));
-    QVERIFY(writeRun(b, spec(16, 2), lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16)));
+    QVERIFY(writeRun(a, compareSpec(32, 1),
+                     lossCurve({{1, 1.0}, {2, 0.8}, {3, 0.6}, {4, 0.4}, {5, 0.2}})));
+    QVERIFY(writeRun(b, compareSpec(16, 2), lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16)));
   }
   void cleanup() { tmp.reset(); }
 
   void printsTheTableAndTheDifferences() {
     const QString csv = tmp->filePath(QStringLiteral("out.csv"));
-    const Result r = compare({a, b, "--csv", csv});
+    const ProcessResult r = compare({a, b, "--csv", csv});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QStringList lines = r.out.split(QLatin1Char('\n'));
     QVERIFY2(lines[0].simplified().startsWith(
@@ -77,11 +54,11 @@ class TestCompareHeadless : public QObject {
              qPrintable(r.out));
     QVERIFY(QFileInfo(csv).size() > 0);
     // Exact matching: shared steps 2 and 4 only.
-    const Result e = compare({a, b, "--match", "exact"});
+    const ProcessResult e = compare({a, b, "--match", "exact"});
     QVERIFY2(e.out.contains(QStringLiteral("run-b: max 0.1 at step 2, RMS 0.0707 over 2 points")),
              qPrintable(e.out));
     // On samples: the numbers test_run_comparison works out (max 0.6 at 96).
-    const Result s = compare({a, b, "--x", "samples"});
+    const ProcessResult s = compare({a, b, "--x", "samples"});
     QVERIFY2(s.out.contains(QStringLiteral("run-b: max 0.6 at samples 96, RMS 0.42")),
              qPrintable(s.out));
   }
@@ -90,7 +67,7 @@ class TestCompareHeadless : public QObject {
     const QString csv = tmp->filePath(QStringLiteral("out.csv"));
     const QString empty = tmp->filePath(QStringLiteral("nothing-here"));
     QVERIFY(QDir().mkpath(empty));
-    const Result r = compare({a, empty, "--csv", csv});
+    const ProcessResult r = compare({a, empty, "--csv", csv});
     QCOMPARE(r.code, 2);
     QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
     QVERIFY2(r.err.startsWith(QStringLiteral("ddpdesk: invalid --compare: '") + empty +
@@ -100,8 +77,18 @@ class TestCompareHeadless : public QObject {
     QVERIFY(!QFile::exists(csv));
   }
 
+  void anUnwritableCsvIsOneLineAndExit2() {
+    const QString csv = tmp->filePath(QStringLiteral("no-such-dir/out.csv"));
+    const ProcessResult r = compare({a, b, "--csv", csv});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("ddpdesk: invalid --csv: cannot write '") + csv),
+             qPrintable(r.err));
+    QCOMPARE(r.out, QString());  // no table either
+  }
+
   void anUnknownAxisIsOneLineAndExit2() {
-    const Result r = compare({a, b, "--x", "epochs"});
+    const ProcessResult r = compare({a, b, "--x", "epochs"});
     QCOMPARE(r.code, 2);
     QCOMPARE(r.err,
              QStringLiteral("ddpdesk: invalid --x 'epochs': must be step, samples or time\n"));

@@ -3,36 +3,21 @@
 // exactly 0; accumulation 1 on one rank against accumulation 2 on two ranks at the same effective
 // batch (8) differs only at float tolerance over every step; another seed differs plainly, so the
 // comparison is not blind.
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
 
+#include "compare_fixture.h"
+
+using namespace ddpdesk::testing;
+
 namespace {
 
-constexpr int kTimeout = 120000;
-
-struct Result {
-  int code = -1;
-  QString out, err;
-};
-
-Result ddpdesk(const QStringList& args, const QString& dataHome) {
-  QProcess p;
-  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-  e.insert(QStringLiteral("XDG_DATA_HOME"), dataHome);
-  e.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
-  p.setProcessEnvironment(e);
-  p.start(QStringLiteral(DDPDESK_BIN), QStringList{"--headless"} + args);
-  Result r;
-  if (!p.waitForFinished(kTimeout)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+ProcessResult ddpdesk(const QStringList& args, const QString& dataHome) {
+  QProcessEnvironment env;
+  env.insert(QStringLiteral("XDG_DATA_HOME"), dataHome);
+  env.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
+  return runProgram(QStringLiteral(DDPDESK_BIN), QStringList{"--headless"} + args, env);
 }
 
 }  // namespace
@@ -43,10 +28,10 @@ class TestCompareReal : public QObject {
   std::unique_ptr<QTemporaryDir> tmp;
 
   bool train(const QString& name, const QStringList& flags) {
-    const Result r = ddpdesk(QStringList{"--task", "seed", "--dataset-size", "128", "--epochs", "2",
-                                         "--run-dir", tmp->filePath(name)} +
-                                 flags,
-                             tmp->path());
+    const ProcessResult r = ddpdesk(QStringList{"--task", "seed", "--dataset-size", "128",
+                                                "--epochs", "2", "--run-dir", tmp->filePath(name)} +
+                                        flags,
+                                    tmp->path());
     if (r.code != 0) qWarning("%s: %s", qPrintable(name), qPrintable(r.err));
     return r.code == 0;
   }
@@ -64,9 +49,9 @@ class TestCompareReal : public QObject {
     QVERIFY(train("again", {"--nproc", "1", "--batch-size", "8", "--accum-steps", "1"}));
     QVERIFY(train("seed7", {"--nproc", "1", "--batch-size", "8", "--seed", "7"}));
     const QString csv = tmp->filePath(QStringLiteral("table.csv"));
-    const Result r = ddpdesk({"--compare", tmp->filePath("accum1"), tmp->filePath("accum2"),
-                              tmp->filePath("again"), tmp->filePath("seed7"), "--csv", csv},
-                             tmp->path());
+    const ProcessResult r = ddpdesk({"--compare", tmp->filePath("accum1"), tmp->filePath("accum2"),
+                                     tmp->filePath("again"), tmp->filePath("seed7"), "--csv", csv},
+                                    tmp->path());
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));

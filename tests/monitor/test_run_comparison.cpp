@@ -31,14 +31,6 @@ std::vector<wire::Message> runB() {
   return lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16);
 }
 
-RunSpec spec(int batch, int accum, const std::string& dir) {
-  RunSpec s;
-  s.batch_size = batch;
-  s.accum_steps = accum;
-  s.run_dir = dir;
-  return s;
-}
-
 }  // namespace
 
 class TestRunComparison : public QObject {
@@ -71,8 +63,8 @@ class TestRunComparison : public QObject {
     QVERIFY(tmp->isValid());
     a = tmp->filePath(QStringLiteral("run-a"));
     b = tmp->filePath(QStringLiteral("run-b"));
-    QVERIFY(writeRun(a, spec(32, 1, "/runs/a"), runA()));
-    QVERIFY(writeRun(b, spec(16, 2, "/runs/b"), runB()));
+    QVERIFY(writeRun(a, compareSpec(32, 1, "/runs/a"), runA()));
+    QVERIFY(writeRun(b, compareSpec(16, 2, "/runs/b"), runB()));
   }
   void cleanup() { tmp.reset(); }
 
@@ -133,7 +125,7 @@ class TestRunComparison : public QObject {
 
   void curvesWithoutOverlapHaveNothingToCompare() {
     const QString c = tmp->filePath(QStringLiteral("run-c"));
-    QVERIFY(writeRun(c, spec(32, 1, "/runs/c"), lossCurve({{7, 1.0}, {8, 0.5}})));
+    QVERIFY(writeRun(c, compareSpec(32, 1, "/runs/c"), lossCurve({{7, 1.0}, {8, 0.5}})));
     const auto runs = load({a, c});
     QCOMPARE(runs.size(), std::size_t(2));
     const CurveDiff d =
@@ -157,7 +149,7 @@ class TestRunComparison : public QObject {
     m.push_back(stepMessage(3, 0.5, 96, 0.15));
     m.push_back(evalMessage(2, 0.55, 0.75));
     const QString c = tmp->filePath(QStringLiteral("run-c"));
-    QVERIFY(writeRun(c, spec(32, 1, "/runs/c"), m));
+    QVERIFY(writeRun(c, compareSpec(32, 1, "/runs/c"), m));
     const auto runs = load({c});
     QCOMPARE(runs.size(), std::size_t(1));
     const MetricsStore& store = *runs[0].store;

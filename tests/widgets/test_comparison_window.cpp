@@ -26,19 +26,6 @@
 using namespace ddpdesk;
 using namespace ddpdesk::testing;
 
-namespace {
-
-RunSpec spec(int batch, int accum, const std::string& dir) {
-  RunSpec s;
-  s.task = "fmnist-mlp";
-  s.batch_size = batch;
-  s.accum_steps = accum;
-  s.run_dir = dir;
-  return s;
-}
-
-}  // namespace
-
 class TestComparisonWindow : public QObject {
   Q_OBJECT
 
@@ -78,9 +65,11 @@ class TestComparisonWindow : public QObject {
     dirs = QStringList{tmp->filePath("run-a"), tmp->filePath("run-b"), tmp->filePath("run-c")};
     auto a = lossCurve({{1, 1.0}, {2, 0.8}, {3, 0.6}, {4, 0.4}, {5, 0.2}}, 32);
     a.push_back(evalMessage(5, 0.3, 0.9));
-    QVERIFY(writeRun(dirs[0], spec(32, 1, "/r/a"), a));
-    QVERIFY(writeRun(dirs[1], spec(16, 2, "/r/b"), lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16)));
-    QVERIFY(writeRun(dirs[2], spec(8, 4, "/r/c"), lossCurve({{1, 1.1}, {3, 0.7}, {5, 0.3}}, 8)));
+    QVERIFY(writeRun(dirs[0], compareSpec(32, 1, "/r/a", "fmnist-mlp"), a));
+    QVERIFY(writeRun(dirs[1], compareSpec(16, 2, "/r/b", "fmnist-mlp"),
+                     lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16)));
+    QVERIFY(writeRun(dirs[2], compareSpec(8, 4, "/r/c", "fmnist-mlp"),
+                     lossCurve({{1, 1.1}, {3, 0.7}, {5, 0.3}}, 8)));
   }
   void cleanup() { tmp.reset(); }
 

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "run_comparison.h"
 #include "spec_flags.h"
 
@@ -76,6 +78,12 @@ int runCompareHeadless(int argc, char** argv) {
     runs.push_back(std::move(*run));
   }
 
+  // The file first: when it cannot be written, the one line is all that is printed.
+  if (!csv.empty()) {
+    QString error;
+    if (!writeTableCsv(runs, axis, matching, QString::fromStdString(csv), &error))
+      return fail(QStringLiteral("invalid --csv: ") + error);
+  }
   printTable(buildTable(runs));
   for (CompareMetric metric :
        {CompareMetric::Loss, CompareMetric::EvalLoss, CompareMetric::EvalAccuracy}) {
@@ -98,11 +106,6 @@ int runCompareHeadless(int argc, char** argv) {
     }
   }
   std::cout << std::flush;
-  if (!csv.empty()) {
-    QString error;
-    if (!writeTableCsv(runs, axis, matching, QString::fromStdString(csv), &error))
-      return fail(QStringLiteral("invalid --csv: ") + error);
-  }
   return 0;
 }
 
