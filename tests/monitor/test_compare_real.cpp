@@ -13,7 +13,7 @@ using namespace ddpdesk::testing;
 
 namespace {
 
-ProcessResult ddpdesk(const QStringList& args, const QString& dataHome) {
+ProcessResult runDdpdesk(const QStringList& args, const QString& dataHome) {
   QProcessEnvironment env;
   env.insert(QStringLiteral("XDG_DATA_HOME"), dataHome);
   env.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
@@ -28,10 +28,11 @@ class TestCompareReal : public QObject {
   std::unique_ptr<QTemporaryDir> tmp;
 
   bool train(const QString& name, const QStringList& flags) {
-    const ProcessResult r = ddpdesk(QStringList{"--task", "seed", "--dataset-size", "128",
-                                                "--epochs", "2", "--run-dir", tmp->filePath(name)} +
-                                        flags,
-                                    tmp->path());
+    const ProcessResult r =
+        runDdpdesk(QStringList{"--task", "seed", "--dataset-size", "128", "--epochs", "2",
+                               "--run-dir", tmp->filePath(name)} +
+                       flags,
+                   tmp->path());
     if (r.code != 0) qWarning("%s: %s", qPrintable(name), qPrintable(r.err));
     return r.code == 0;
   }
@@ -49,9 +50,10 @@ class TestCompareReal : public QObject {
     QVERIFY(train("again", {"--nproc", "1", "--batch-size", "8", "--accum-steps", "1"}));
     QVERIFY(train("seed7", {"--nproc", "1", "--batch-size", "8", "--seed", "7"}));
     const QString csv = tmp->filePath(QStringLiteral("table.csv"));
-    const ProcessResult r = ddpdesk({"--compare", tmp->filePath("accum1"), tmp->filePath("accum2"),
-                                     tmp->filePath("again"), tmp->filePath("seed7"), "--csv", csv},
-                                    tmp->path());
+    const ProcessResult r =
+        runDdpdesk({"--compare", tmp->filePath("accum1"), tmp->filePath("accum2"),
+                    tmp->filePath("again"), tmp->filePath("seed7"), "--csv", csv},
+                   tmp->path());
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));
