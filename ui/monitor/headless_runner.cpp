@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "breakdown_text.h"
+#include "compare_headless.h"
 #include "device_probe.h"
 #include "metrics_store.h"
 #include "progress_text.h"
@@ -206,6 +207,7 @@ int runController(const RunSpec& spec) {
 }  // namespace
 
 int runHeadless(int argc, char** argv) {
+  if (wantsCompare(argc, argv)) return runCompareHeadless(argc, argv);  // compares, runs nothing
   CLI::App cli{"Launches LibTorch DDP training ranks on this machine and monitors them.",
                "ddpdesk"};
   bool headless = false;

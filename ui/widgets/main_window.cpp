@@ -22,6 +22,7 @@
 #include <QVBoxLayout>
 
 #include "charts_panel.h"
+#include "comparison_window.h"
 #include "device_probe.h"
 #include "launch_command.h"
 #include "log_view.h"
@@ -130,6 +131,7 @@ MainWindow::MainWindow(QWidget* parent)
       charts_->setSources(sources, false);
   });
   connect(history_, &HistoryPanel::resumeRequested, this, &MainWindow::resumeRun);
+  connect(history_, &HistoryPanel::compareRequested, this, &MainWindow::compareRuns);
   connect(history_, &HistoryPanel::tensorBoardRequested, tensorBoard_,
           &TensorBoardOverlay::openDialog);
   connect(tensorBoard_, &TensorBoardOverlay::message, this, &MainWindow::status);
@@ -374,6 +376,16 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   saveLastSpec(form_->spec());
   status(tr("Stopping the run; the window closes when every rank has exited"));
   controller_->stop();
+}
+
+ComparisonWindow* MainWindow::compareRuns(const QStringList& paths) {
+  auto* window = new ComparisonWindow(this);
+  window->setWindowFlag(Qt::Window);  // a window of its own, closed with the main one
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  connect(window, &ComparisonWindow::message, this, &MainWindow::status);
+  window->load(paths);
+  window->show();
+  return window;
 }
 
 }  // namespace ddpdesk

@@ -25,6 +25,7 @@ class QTableView;
 namespace ddpdesk {
 
 class ChartsPanel;
+class ComparisonWindow;
 class DeviceProbe;
 class HistoryPanel;
 class LogView;
@@ -78,6 +79,8 @@ class MainWindow : public QMainWindow {
   // Shows runs from the history: one, or several overlaid.
   void openRuns(const QStringList& paths);
   void showLiveRun();
+  // Opens a comparison window (comparison_window.h) on these runs.
+  ComparisonWindow* compareRuns(const QStringList& paths);
   void copyTorchrunCommand();
   void copySrunCommand();
 

@@ -115,6 +115,15 @@ HistoryPanel::HistoryPanel(QWidget* parent)
     const QStringList paths = selectedPaths();
     if (paths.size() == 1) Q_EMIT resumeRequested(paths.front());
   });
+  compare_ = new QPushButton(tr("Compare"), this);
+  compare_->setObjectName(QStringLiteral("compareRuns"));
+  compare_->setToolTip(
+      tr("Compare the selected runs side by side: curves, a table of what differs, and the "
+         "difference of two curves"));
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    const QStringList paths = selectedPaths();
+    if (paths.size() > 1) Q_EMIT compareRequested(paths);
+  });
   auto* tensorBoard = new QPushButton(tr("Open TensorBoard log…"), this);
   tensorBoard->setObjectName(QStringLiteral("openTensorBoard"));
   tensorBoard->setToolTip(
@@ -124,6 +133,7 @@ HistoryPanel::HistoryPanel(QWidget* parent)
   bar->addWidget(refreshButton);
   bar->addWidget(open_);
   bar->addWidget(resume_);
+  bar->addWidget(compare_);
   bar->addWidget(tensorBoard);
   detail_ = new QLabel(this);
   detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -181,6 +191,7 @@ void HistoryPanel::updateButtons() {
   const QStringList paths = selectedPaths();
   open_->setEnabled(!paths.isEmpty());
   open_->setText(paths.size() > 1 ? tr("Overlay %1 runs").arg(paths.size()) : tr("Open"));
+  compare_->setEnabled(paths.size() > 1);
   bool resumable = false;
   QString detail;
   if (paths.size() == 1) {

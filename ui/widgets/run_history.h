@@ -1,5 +1,6 @@
 // Run history: the runs under the runs directory (RunDirectory::listRuns), newest first. Open one
-// to view its charts, select several to overlay them on one chart, resume a stopped one; or
+// to view its charts, select several to overlay them on one chart or compare them in a window of
+// their own (comparison_window.h), resume a stopped one; or
 // overlay a TensorBoard log's series on the chart shown (tensorboard_overlay.h).
 #pragma once
 
@@ -66,6 +67,8 @@ class HistoryPanel : public QWidget {
   // One path: view that run; several: overlay them.
   void openRequested(const QStringList& paths);
   void resumeRequested(const QString& path);
+  // "Compare" was pressed with these runs selected (two or more).
+  void compareRequested(const QStringList& paths);
   // "Open TensorBoard log…" was pressed.
   void tensorBoardRequested();
 
@@ -78,6 +81,7 @@ class HistoryPanel : public QWidget {
   QTableView* view_;
   QPushButton* open_;
   QPushButton* resume_;
+  QPushButton* compare_;
   QLabel* detail_;
 };
 

@@ -1,0 +1,99 @@
+// `ddpdesk --headless --compare` on hand-made run directories: the table and the differences
+// against the first run on stdout, the CSV written, and one line with exit code 2 (nothing
+// written) for a directory that is not a run or an unknown --x.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "compare_fixture.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::testing;
+
+namespace {
+
+ProcessResult compare(const QStringList& args) {
+  return runProgram(QStringLiteral(DDPDESK_BIN), QStringList{"--headless", "--compare"} + args);
+}
+
+}  // namespace
+
+class TestCompareHeadless : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<QTemporaryDir> tmp;
+  QString a, b;
+
+ private Q_SLOTS:
+  void init() {
+    tmp = std::make_unique<QTemporaryDir>();
+    QVERIFY(tmp->isValid());
+    a = tmp->filePath(QStringLiteral("run-a"));
+    b = tmp->filePath(QStringLiteral("run-b"));
+    // B every second step: the step-axis difference is the one test_run_comparison works out
+    // (max 0.1 at step 2, RMS sqrt(0.003125) = 0.0559 over steps 2..5).
+    QVERIFY(writeRun(a, compareSpec(32, 1),
+                     lossCurve({{1, 1.0}, {2, 0.8}, {3, 0.6}, {4, 0.4}, {5, 0.2}})));
+    QVERIFY(writeRun(b, compareSpec(16, 2), lossCurve({{2, 0.9}, {4, 0.4}, {6, 0.0}}, 16)));
+  }
+  void cleanup() { tmp.reset(); }
+
+  void printsTheTableAndTheDifferences() {
+    const QString csv = tmp->filePath(QStringLiteral("out.csv"));
+    const ProcessResult r = compare({a, b, "--csv", csv});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QStringList lines = r.out.split(QLatin1Char('\n'));
+    QVERIFY2(lines[0].simplified().startsWith(
+                 QStringLiteral("run accum_steps batch_size global batch state steps final loss")),
+             qPrintable(r.out));
+    QCOMPARE(lines[1].simplified(), QStringLiteral("run-a 1 32 32 5 0.2 0.2 320 0.50"));
+    QCOMPARE(lines[2].simplified(), QStringLiteral("run-b 2 16 32 6 0 0 160 0.60"));
+    QVERIFY2(r.out.contains(QStringLiteral("global loss against run-a, x = optimizer step")),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral(
+                 "  run-b: max 0.1 at step 2, RMS 0.0559 over 4 points (step 2 to 5)")),
+             qPrintable(r.out));
+    QVERIFY(QFileInfo(csv).size() > 0);
+    // Exact matching: shared steps 2 and 4 only.
+    const ProcessResult e = compare({a, b, "--match", "exact"});
+    QVERIFY2(e.out.contains(QStringLiteral("run-b: max 0.1 at step 2, RMS 0.0707 over 2 points")),
+             qPrintable(e.out));
+    // On samples: the numbers test_run_comparison works out (max 0.6 at 96).
+    const ProcessResult s = compare({a, b, "--x", "samples"});
+    QVERIFY2(s.out.contains(QStringLiteral("run-b: max 0.6 at samples 96, RMS 0.42")),
+             qPrintable(s.out));
+  }
+
+  void aDirectoryThatIsNotARunIsOneLineAndExit2() {
+    const QString csv = tmp->filePath(QStringLiteral("out.csv"));
+    const QString empty = tmp->filePath(QStringLiteral("nothing-here"));
+    QVERIFY(QDir().mkpath(empty));
+    const ProcessResult r = compare({a, empty, "--csv", csv});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("ddpdesk: invalid --compare: '") + empty +
+                              QStringLiteral("' is not a run: no spec.json")),
+             qPrintable(r.err));
+    QCOMPARE(r.out, QString());
+    QVERIFY(!QFile::exists(csv));
+  }
+
+  void anUnwritableCsvIsOneLineAndExit2() {
+    const QString csv = tmp->filePath(QStringLiteral("no-such-dir/out.csv"));
+    const ProcessResult r = compare({a, b, "--csv", csv});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("ddpdesk: invalid --csv: cannot write '") + csv),
+             qPrintable(r.err));
+    QCOMPARE(r.out, QString());  // no table either
+  }
+
+  void anUnknownAxisIsOneLineAndExit2() {
+    const ProcessResult r = compare({a, b, "--x", "epochs"});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err,
+             QStringLiteral("ddpdesk: invalid --x 'epochs': must be step, samples or time\n"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCompareHeadless)
+#include "test_compare_headless.moc"
