@@ -24,6 +24,7 @@
 #include "task.h"
 #include "telemetry.h"
 #include "trainer.h"
+#include "worker_settings.h"
 
 #ifdef DDPDESK_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -221,14 +222,22 @@ int worker_main(int argc, char** argv) {
   RankEnvResult env = read_rank_env();
   if (!env.env && want_check) env.env = RankEnv{};  // a check needs no place in a job
   if (!env.env) return fail_input(env.error);
+  // Every DDPDESK_* switch, read here once (docs/environment.md).
+  const WorkerSettingsResult settings = read_worker_settings();
+  if (!settings.ok()) {
+    if (want_check) print_check(check_failure("", settings.error));
+    return fail_input(settings.error);
+  }
+  const WorkerSettings& ws = settings.settings;
 
-  // The task (model and data) loads before anything is written: bad input leaves no trace.
+  // Setting up, part one: the task (model and data) loads before anything is written, so bad
+  // input leaves no trace. Only here and around TrainingRun's set-up is BadInput caught.
   torch::Device device(torch::kCPU);
   std::unique_ptr<Task> task;
   std::string setup_failure;
   try {
     device = choose_device(spec, *env.env);
-    task = make_task(spec, device);
+    task = make_task(spec, device, ws.fmnist_dir);
   } catch (const BadInput& bad) {
     if (want_check) print_check(check_failure(bad.field(), bad.what()));
     leave(fail_input(bad.what()));
@@ -255,8 +264,7 @@ int worker_main(int argc, char** argv) {
   }
 
   // Started by the monitor: stop gracefully (and checkpoint) if it dies.
-  const char* monitor = std::getenv("DDPDESK_MONITOR");
-  const bool has_monitor = monitor && *monitor;
+  const bool has_monitor = !ws.monitor.empty();
   const pid_t monitor_pid = getppid();
   if (has_monitor) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -266,14 +274,14 @@ int worker_main(int argc, char** argv) {
 
   const RankEnv& e = *env.env;
   Telemetry::Options topts;
-  topts.hello.token = std::getenv("DDPDESK_TOKEN") ? std::getenv("DDPDESK_TOKEN") : "";
+  topts.hello.token = ws.token;
   topts.hello.rank = e.rank;
   topts.hello.world = e.world;
   topts.hello.pid = getpid();
   topts.hello.host = hostname();
   topts.hello.device =
       spec.device == "cuda" ? "cuda:" + std::to_string(e.local_rank) : std::string("cpu");
-  topts.monitor_path = monitor ? monitor : "";
+  topts.monitor_path = ws.monitor;
   if (spec.tensorboard) topts.tensorboard_dir = spec.run_dir + "/tb";
   topts.system_interval = spec.system_interval;
   topts.system.gpu_pci_bus_id = pci_bus_id(device);
@@ -291,27 +299,33 @@ int worker_main(int argc, char** argv) {
   TrainerOptions to;
   to.spec = spec;
   to.env = e;
+  to.settings = ws;
   to.task = task.get();
   to.device = device;
   to.telemetry = telemetry.get();
   to.stop_requested = &g_stop;
-  const char* debug = std::getenv("DDPDESK_DEBUG_STEPS");
-  to.debug_steps = debug && std::string(debug) == "1";
 
+  // Setting up, part two (resume, communicator, rank 0's weights), then the run. The exit code
+  // follows the phase, not the exception's type: BadInput from the set-up is exit 2; anything
+  // else, and everything that goes wrong once training runs (run() never throws), is exit 1.
   int rc = 0;
   TrainResult r;
+  std::unique_ptr<TrainingRun> training;
   if (!setup_failure.empty()) {
     r = {TrainResult::Failed, setup_failure};
   } else {
     try {
-      r = run_training(to);
-    } catch (const std::invalid_argument& ex) {  // bad input found once training set up
-      telemetry->send(wire::Error{e.rank, ex.what()});
-      std::cerr << "ddpdesk-worker: " << ex.what() << "\n";
-      r = {TrainResult::Failed, ex.what()};
+      training = std::make_unique<TrainingRun>(to);
+    } catch (const BadInput& bad) {
+      telemetry->send(wire::Error{e.rank, bad.what()});
+      std::cerr << "ddpdesk-worker: " << bad.what() << "\n";
+      r = {TrainResult::Failed, bad.what()};
       rc = 2;
+    } catch (const std::exception& ex) {
+      r = {TrainResult::Failed, first_line(ex.what())};
     }
   }
+  if (training) r = training->run();
   if (r.kind == TrainResult::Failed && rc == 0) {
     telemetry->send(wire::Error{e.rank, r.message});
     std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";

@@ -56,6 +56,9 @@ struct CommOptions {
   RankEnv env;
   double timeout_s = 60.0;
   int cuda_device = -1;  // NCCL only
+  // Gloo only (WorkerSettings): the network card to use, and the pair mode (auto|async|sync|busy).
+  std::string gloo_socket_ifname;
+  std::string gloo_mode = "auto";
 };
 
 // Rendezvous through a c10d TCPStore (hosted by rank 0, or by torchrun's agent), then builds the

@@ -80,8 +80,8 @@ class GlooCommunicator : public Communicator {
     auto c10_store = connect_store(o.env, o.timeout_s);
     GlooStoreAdapter adapter(c10_store);
     gloo::transport::tcp::attr attr;
-    if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
-      attr.iface = ifname;
+    if (!o.gloo_socket_ifname.empty()) {
+      attr.iface = o.gloo_socket_ifname;
     } else if (o.env.master_addr == "127.0.0.1" || o.env.master_addr == "localhost") {
       attr.hostname = "127.0.0.1";  // everyone is on this machine: stay on loopback
     } else {
@@ -96,8 +96,7 @@ class GlooCommunicator : public Communicator {
     // a core), large ones take blocking sync pairs, where the calling thread reads the socket
     // itself instead of handing off to Gloo's event loop. DDPDESK_GLOO_MODE=async|sync|busy
     // forces one mode for both (for measurements).
-    const char* mode_env = std::getenv("DDPDESK_GLOO_MODE");
-    const std::string mode = mode_env && *mode_env ? mode_env : "auto";
+    const std::string& mode = o.gloo_mode;
     small_ = connect_mesh(adapter, device, "small", timeout, mode == "auto" ? "busy" : mode);
     large_ = connect_mesh(adapter, device, "large", timeout, mode == "auto" ? "sync" : mode);
   }

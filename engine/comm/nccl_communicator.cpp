@@ -80,12 +80,7 @@ class NcclAllreduce : public PreparedAllreduce {
 class NcclCommunicator : public Communicator {
  public:
   explicit NcclCommunicator(const CommOptions& o) : env_(o.env) {
-    int count = 0;
-    check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-    if (o.cuda_device < 0 || o.cuda_device >= count)
-      throw std::runtime_error("rank " + std::to_string(o.env.rank) + " needs GPU " +
-                               std::to_string(o.cuda_device) + " but " + std::to_string(count) +
-                               " GPU(s) are visible: one GPU per rank (nproc <= GPUs)");
+    // choose_device (device_choice.h) already held the spec to one GPU per rank.
     check_cuda(cudaSetDevice(o.cuda_device), "cudaSetDevice");
     auto store = connect_store(o.env, o.timeout_s);
     // Two ranks on one GPU would make NCCL fail or hang: refuse it with a clear message.

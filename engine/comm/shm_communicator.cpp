@@ -27,6 +27,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "communicator.h"
+#include "run_spec.h"  // kMaxLocalRanks
 #include "serial_executor.h"
 #include "store.h"
 
@@ -34,7 +35,7 @@ namespace ddpdesk {
 namespace {
 
 constexpr std::size_t kSlotBytes = 4u << 20;  // per-rank staging area; larger buffers go in chunks
-constexpr int kMaxWorld = 64;
+constexpr int kMaxWorld = kMaxLocalRanks;     // run_spec.h: nproc stops there too
 
 struct alignas(64) Control {
   std::atomic<std::uint32_t> arrived;
@@ -69,7 +70,8 @@ class ShmCommunicator : public Communicator {
   ShmCommunicator(const CommOptions& o, c10::intrusive_ptr<c10d::Store> store)
       : env_(o.env), timeout_(o.timeout_s) {
     if (env_.world > kMaxWorld)
-      throw std::runtime_error("shared-memory collectives support up to 64 ranks");
+      throw std::runtime_error("shared-memory collectives support up to " +
+                               std::to_string(kMaxWorld) + " ranks");
     bytes_ = sizeof(Control) + (env_.world + 1) * kSlotBytes;
     std::string name;
     if (env_.rank == 0) {

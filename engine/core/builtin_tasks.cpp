@@ -9,8 +9,6 @@
 namespace ddpdesk {
 namespace {
 
-constexpr std::int64_t kFmnistTrainImages = 60000;
-
 class BuiltinTask final : public Task {
  public:
   BuiltinTask(std::shared_ptr<TaskModel> model, std::unique_ptr<Dataset> train,
@@ -78,7 +76,8 @@ class BuiltinTask final : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device& device) {
+std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device& device,
+                                        const std::string& fmnist_dir) {
   const std::int64_t n = spec.resolved_dataset_size();
   std::unique_ptr<Dataset> train, eval;
   std::int64_t eval_batch = 256;
@@ -86,13 +85,10 @@ std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device
     train = make_seed_dataset(n, spec.seed);
     eval = make_seed_dataset(std::max<std::int64_t>(1, n / 9), spec.seed, n);
   } else {
-    if (spec.dataset_size > kFmnistTrainImages)
-      throw BadInput("dataset_size", "invalid --dataset-size '" +
-                                         std::to_string(spec.dataset_size) +
-                                         "': Fashion-MNIST has 60000 training images");
-    // A missing or broken system data set is a failure of the machine, not bad input: it
+    // The spec's check (validate) holds dataset_size to the training images there are. A
+    // missing or broken system data set is a failure of the machine, not bad input: it
     // propagates as std::runtime_error naming the file.
-    const std::string dir = default_fmnist_dir();
+    const std::string dir = fmnist_dir.empty() ? kSystemFmnistDir : fmnist_dir;
     train = make_fmnist_dataset(dir, "train", spec.dataset_size);
     eval = make_fmnist_dataset(dir, "t10k");
     eval_batch = 1000;

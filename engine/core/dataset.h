@@ -37,7 +37,8 @@ std::unique_ptr<Dataset> make_seed_dataset(std::int64_t n, std::int64_t seed,
 std::unique_ptr<Dataset> make_fmnist_dataset(const std::string& dir, const std::string& split,
                                              std::int64_t limit = 0);
 
-// Default location of Debian's dataset-fashion-mnist, overridable with DDPDESK_FMNIST_DIR.
-std::string default_fmnist_dir();
+// Where Debian's dataset-fashion-mnist puts the files (the worker's DDPDESK_FMNIST_DIR, read
+// once into WorkerSettings, points elsewhere).
+constexpr const char* kSystemFmnistDir = "/usr/share/datasets/fashion-mnist";
 
 }  // namespace ddpdesk

@@ -142,10 +142,4 @@ std::unique_ptr<Dataset> make_fmnist_dataset(const std::string& dir, const std::
   return std::make_unique<FmnistDataset>(dir, split, limit);
 }
 
-std::string default_fmnist_dir() {
-  const char* env = std::getenv("DDPDESK_FMNIST_DIR");
-  if (env != nullptr && *env != '\0') return env;
-  return "/usr/share/datasets/fashion-mnist";
-}
-
 }  // namespace ddpdesk

@@ -9,14 +9,20 @@
 namespace ddpdesk {
 namespace {
 
-using Factory = std::unique_ptr<Task> (*)(const RunSpec&, const torch::Device&);
+using Factory = std::unique_ptr<Task> (*)(const RunSpec&, const torch::Device&,
+                                          const std::string& fmnist_dir);
+
+std::unique_ptr<Task> script_task(const RunSpec& spec, const torch::Device& device,
+                                  const std::string&) {
+  return make_script_task(spec, device);
+}
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"seed", make_builtin_task},
       {"fmnist-mlp", make_builtin_task},
       {"fmnist-cnn", make_builtin_task},
-      {"script", make_script_task},
+      {"script", script_task},
   };
   return table;
 }
@@ -27,11 +33,12 @@ bool has_task_implementation(const std::string& name) {
   return factories().count(name) > 0;
 }
 
-std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device) {
+std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device,
+                                const std::string& fmnist_dir) {
   const auto it = factories().find(spec.task);
   if (it == factories().end())
     throw BadInput("task", "invalid --task '" + spec.task + "': this build has no such task");
-  return it->second(spec, device);
+  return it->second(spec, device, fmnist_dir);
 }
 
 std::string dtype_name(const torch::Tensor& t) {

@@ -19,7 +19,9 @@ namespace ddpdesk {
 struct RunSpec;
 
 // Bad input found while setting a run up: which run-spec field (JSON key) and one line naming
-// the flag, the value and what is wrong. The worker maps it to exit code 2.
+// the flag, the value and what is wrong. Thrown only by set-up code (make_task, choose_device,
+// TrainingRun's constructor) and caught only around it, where the worker maps it to exit code 2;
+// once training runs, every exception is a failure of the run (exit 1), whatever its type.
 class BadInput : public std::invalid_argument {
  public:
   BadInput(std::string field, const std::string& line)
@@ -94,13 +96,16 @@ class Task {
 // The task the spec names, on `device`, checked by a dry run (one sample through forward and
 // loss) before anything else starts. Throws BadInput for anything wrong with the spec's task,
 // model or data. Parameters are initialised from torch's global seed, seeded here from the spec.
-std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device);
+// `fmnist_dir`: where the Fashion-MNIST files are (empty: kSystemFmnistDir, dataset.h).
+std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device,
+                                const std::string& fmnist_dir = {});
 
 // Whether every catalog task has an implementation (a test keeps the table and the engine in step).
 bool has_task_implementation(const std::string& name);
 
 // Built-in and user tasks; make_task picks among them through the catalog.
-std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device& device);
+std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device& device,
+                                        const std::string& fmnist_dir);
 std::unique_ptr<Task> make_script_task(const RunSpec& spec, const torch::Device& device);
 
 // Shape and dtype text for messages and summaries: "float32", "[64, 1, 28, 28]".

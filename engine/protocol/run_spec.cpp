@@ -81,7 +81,7 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) -> std::string {
          return s.device == "cpu" || s.device == "cuda" ? "" : "must be cpu or cuda";
        }},
-      INT_FIELD(nproc, "nproc", "ranks (processes) on this machine", 1, 256),
+      INT_FIELD(nproc, "nproc", "ranks (processes) on this machine", 1, kMaxLocalRanks),
       INT_FIELD(batch_size, "batch_size", "samples per rank per micro-step", 1, 65536),
       INT_FIELD(accum_steps, "accum_steps", "micro-steps per optimizer step", 1, 65536),
       INT_FIELD(epochs, "epochs", "passes over the training set", 1, 100000),
@@ -269,7 +269,7 @@ std::int64_t RunSpec::resolved_dataset_size() const {
   if (dataset_size > 0) return dataset_size;
   if (task == "seed") return 900;
   if (task == "script") return 0;  // every sample of the data file
-  return 60000;
+  return kFmnistTrainImages;
 }
 
 bool RunSpec::is_classification() const {
@@ -346,6 +346,12 @@ std::vector<FieldError> validate(const RunSpec& spec) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),
                    "must be at most 1000000 for the seed task"});
   }
+  if (out.empty() && (spec.task == "fmnist-mlp" || spec.task == "fmnist-cnn") &&
+      spec.dataset_size > kFmnistTrainImages) {
+    out.push_back({"dataset_size", std::to_string(spec.dataset_size),
+                   "must be at most " + std::to_string(kFmnistTrainImages) +
+                       " for Fashion-MNIST (its training images)"});
+  }
   // The user's task needs its files named; whether they hold the right things is checked by the
   // worker's dry run (it needs LibTorch to read them).
   const TaskInfo* task = find_task(spec.task);
@@ -363,6 +369,17 @@ std::vector<FieldError> validate(const RunSpec& spec) {
                    "must be 0 or at least nproc (" + std::to_string(spec.nproc) + ")"});
   }
   return out;
+}
+
+std::vector<FieldError> validate_gpus(const RunSpec& spec, int ranks_here, int gpus) {
+  if (spec.device != "cuda") return {};
+  if (gpus <= 0) return {{"device", spec.device, "needs a CUDA GPU and this machine has none"}};
+  if (ranks_here > gpus)
+    return {{"nproc", std::to_string(ranks_here),
+             "must be at most " + std::to_string(gpus) +
+                 ": a CUDA run uses one GPU per rank and this machine has " + std::to_string(gpus) +
+                 " GPU(s)"}};
+  return {};
 }
 
 std::vector<FieldError> validate_for_worker(const RunSpec& spec) {

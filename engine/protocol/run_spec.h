@@ -12,6 +12,11 @@
 
 namespace ddpdesk {
 
+// Ranks on one machine: nproc's upper bound, and what the shared-memory communicator holds.
+constexpr int kMaxLocalRanks = 64;
+// Fashion-MNIST's training images: the largest dataset_size its tasks take.
+constexpr std::int64_t kFmnistTrainImages = 60000;
+
 struct RunSpec {
   std::string task = "seed";   // one of task_catalog(): seed | fmnist-mlp | fmnist-cnn | script
   std::string device = "cpu";  // cpu | cuda
@@ -68,6 +73,12 @@ std::string format_error(const FieldError& e, Spelling spelling);  // one line, 
 std::vector<FieldError> validate(const RunSpec& spec);
 // The problems of one field only (the GUI shows them next to the field).
 std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& key);
+
+// One GPU per rank: whether a CUDA spec fits a machine with `gpus` visible GPUs (0 without CUDA)
+// when `ranks_here` of its ranks run there. The monitor asks with nproc and the probe's count,
+// the worker with its local world and LibTorch's count; both report this one error. Empty for
+// CPU specs and when it fits.
+std::vector<FieldError> validate_gpus(const RunSpec& spec, int ranks_here, int gpus);
 
 // Rules for a rank started on its own (ddpdesk-worker): what needs the run directory it was
 // given. The monitor always gives its ranks one, so the GUI form and headless mode skip these.

@@ -40,15 +40,17 @@ std::int64_t read_int(torch::serialize::InputArchive& ar, const char* key) {
   return v.toInt();
 }
 
-// Test-only fault injection (DDPDESK_FAULT_KILL_IN_CHECKPOINT=<step>): die half-way through
-// writing that step's checkpoint, as a power cut or kill -9 would.
-void crash_here_if_asked(const std::string& tmp, std::int64_t step) {
-  const char* f = std::getenv("DDPDESK_FAULT_KILL_IN_CHECKPOINT");
-  if (!f || std::atoll(f) != step) return;
+// Test-only fault: die half-way through writing this checkpoint (see save_checkpoint).
+void crash_here_if_asked(const std::string& tmp, std::int64_t step, std::int64_t kill_at_step) {
+#ifdef DDPDESK_FAULT_INJECTION
+  if (kill_at_step != step) return;
   std::error_code ec;
   const auto size = fs::file_size(tmp, ec);
   if (!ec) fs::resize_file(tmp, size / 2, ec);
   ::kill(::getpid(), SIGKILL);
+#else
+  (void)tmp, (void)step, (void)kill_at_step;
+#endif
 }
 
 // Format 1 kept "a.b.c" as archive a, inside it archive b, inside it tensor c.
@@ -84,7 +86,8 @@ std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
 }
 
 void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
-                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json) {
+                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json,
+                     std::int64_t kill_at_step) {
   torch::serialize::OutputArchive ar;
   torch::serialize::OutputArchive optim_ar;
   c10::Dict<std::string, at::Tensor> state;
@@ -113,7 +116,7 @@ void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& mo
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot write checkpoint '" + path + "': " + e.what());
   }
-  crash_here_if_asked(tmp, pos.step);
+  crash_here_if_asked(tmp, pos.step, kill_at_step);
   fsync_path(tmp, O_RDONLY);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

@@ -25,9 +25,12 @@ struct TrainPosition {
 std::string checkpoint_dir(const std::string& run_dir);
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step);
 
-// `model`: the task's parameters and buffers by name (Task::state()).
+// `model`: the task's parameters and buffers by name (Task::state()). `kill_at_step` is a
+// test-only fault (FaultInjection): in builds with DDPDESK_FAULT_INJECTION, writing the checkpoint
+// of that step dies half-way through, as a power cut or kill -9 would; ignored otherwise.
 void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
-                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json);
+                     FusedAdam& optimizer, const TrainPosition& pos, const std::string& spec_json,
+                     std::int64_t kill_at_step = -1);
 
 // Loads into the tensors of `model` (same names and shapes), optimizer and pos. Throws
 // std::runtime_error naming the file on any problem.

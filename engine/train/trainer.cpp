@@ -1,24 +1,26 @@
 #include "trainer.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
-#include <map>
 #include <stdexcept>
 #include <thread>
 
-#include <torch/cuda.h>
 #include <torch/utils.h>
 
 #include "checkpoint.h"
 #include "communicator.h"
+#include "communicator_choice.h"
 #include "dataset.h"
+#include "device_batch.h"
+#include "evaluation.h"
+#include "fault_injection.h"
 #include "fused_adam.h"
 #include "grad_sync.h"
+#include "replica_sync.h"
+#include "resume.h"
+#include "run_checkpoints.h"
+#include "run_report.h"
 #include "sampler.h"
 #include "step_clock.h"
 #include "task.h"
@@ -48,51 +50,52 @@ std::string hash_params(const std::vector<torch::Tensor>& params) {
   return buf;
 }
 
-Batch to_device(Batch b, const torch::Device& d) {
-  if (d.is_cpu()) return b;
-  b.input = b.input.to(d, /*non_blocking=*/true);
-  if (b.lengths.defined()) b.lengths = b.lengths.to(d, true);
-  b.target = b.target.to(d, true);
-  return b;
+// Dropout and any other randomness in the model: a stream per rank (masks differ between
+// ranks, as they do under PyTorch DDP) and per optimizer step, so a resumed run draws exactly
+// what an uninterrupted one would, without carrying every rank's generator state.
+std::uint64_t step_seed(std::int64_t seed, int rank, std::int64_t step) {
+  std::uint64_t x = static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^
+                    (static_cast<std::uint64_t>(rank) << 32) ^ static_cast<std::uint64_t>(step);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
 }
 
-// CPU collectives: shared memory when every rank is on this machine (torchrun's
-// LOCAL_WORLD_SIZE == WORLD_SIZE), Gloo over TCP otherwise. DDPDESK_COMM=gloo|shm overrides.
-std::unique_ptr<Communicator> make_cpu_communicator(const CommOptions& co) {
-  const char* forced = std::getenv("DDPDESK_COMM");
-  const std::string choice = forced && *forced ? forced : "auto";
-  if (choice == "shm" || (choice == "auto" && co.env.local_world == co.env.world))
-    return make_shm_communicator(co);
-  return make_gloo_communicator(co);
-}
+}  // namespace
 
+// The training loop and the run's bookkeeping; everything with a purpose of its own lives in
+// the files named in trainer.h.
 class Trainer {
  public:
   explicit Trainer(const TrainerOptions& o)
-      : o_(o), spec_(o.spec), env_(o.env), task_(*o.task), device_(o.device) {
-    // Test-only fault injection: a NaN loss on rank 0 at this optimizer step.
-    if (const char* f = std::getenv("DDPDESK_FAULT_NAN_AT_STEP")) nan_at_step_ = std::atoll(f);
-    // Test-only fault: "RANK:MS" makes that rank's data loading MS milliseconds slower per
-    // micro-step, a straggler whose cause the step breakdown must show.
-    if (const char* f = std::getenv("DDPDESK_FAULT_SLOW_RANK")) {
-      const char* colon = std::strchr(f, ':');
-      if (colon && std::atoi(f) == env_.rank) slow_ms_ = std::atof(colon + 1);
-    }
+      : o_(o),
+        spec_(o.spec),
+        env_(o.env),
+        task_(*o.task),
+        device_(o.device),
+        faults_(o.settings.faults, o.env.rank),
+        checkpoints_(o.spec, now_s(), faults_.kill_in_checkpoint()) {
+    set_up();
   }
 
   TrainResult run() {
-    setup();
-    return train();
-  }
-  // Where the run stood when it ended, for the rank's exit record.
-  void describe_end(TrainResult* r) const {
-    r->step = pos_.step;
-    r->epoch = static_cast<int>(pos_.epoch);
-    r->checkpoint = last_checkpoint_path_;
+    TrainResult r;
+    try {
+      r = train();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+    } catch (...) {
+      r = {TrainResult::Failed, "unknown error"};
+    }
+    r.step = pos_.step;
+    r.epoch = static_cast<int>(pos_.epoch);
+    r.checkpoint = checkpoints_.last();
+    return r;
   }
 
  private:
-  void setup() {
+  void set_up() {
     const Dataset& train = task_.train_data();
     if (train.size() < env_.world)
       throw BadInput("dataset_size", "invalid --dataset-size '" + std::to_string(train.size()) +
@@ -115,91 +118,28 @@ class Trainer {
     optimizer_ = std::make_unique<FusedAdam>(params_, adam);
 
     if (!spec_.resume.empty()) {
-      std::string path;
-      try {
-        path = resolve_checkpoint(spec_.resume);
-        load_checkpoint(path, task_.state(), *optimizer_, pos_);
-      } catch (const std::runtime_error& e) {
-        throw BadInput("resume", e.what());  // a bad --resume is bad input
-      }
-      resumed_from_ = path;
+      ResumePoint from = resume_run(spec_, task_, *optimizer_);
+      pos_ = from.position;
+      resumed_from_ = from.checkpoint;
       resumed_samples_ = last_log_samples_ = pos_.samples;
       last_log_time_ = pos_.train_seconds;
-      if (pos_.epoch > spec_.epochs || (pos_.epoch == spec_.epochs && pos_.window > 0))
-        throw BadInput("epochs", "invalid --epochs '" + std::to_string(spec_.epochs) +
-                                     "': the checkpoint is already past it");
     }
 
-    // DDPDESK_FORCE_COMM=1 builds the communicator even for one rank, so a one-GPU machine can
-    // still exercise the NCCL path (tests/gpu).
-    const char* force = std::getenv("DDPDESK_FORCE_COMM");
-    if (env_.world > 1 || (force && std::string(force) == "1")) {
-      CommOptions co;
-      co.env = env_;
-      co.timeout_s = spec_.collective_timeout;
-      co.cuda_device = device_.is_cuda() ? device_.index() : -1;
-      comm_ = device_.is_cuda() ? make_nccl_communicator(co) : make_cpu_communicator(co);
-      broadcast_parameters();
-      broadcast_buffers();
+    const bool cuda = device_.is_cuda();
+    CommOptions co;
+    co.env = env_;
+    co.timeout_s = spec_.collective_timeout;
+    co.cuda_device = cuda ? device_.index() : -1;
+    co.gloo_socket_ifname = o_.settings.gloo_socket_ifname;
+    co.gloo_mode = o_.settings.gloo_mode;
+    comm_ = make_communicator(choose_transport(env_, cuda, o_.settings), co);
+    if (comm_) {
+      broadcast_parameters(*comm_, params_);
+      broadcast_buffers(*comm_, buffers_);
     }
-    sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap_communication());
-  }
-
-  // Overlapping the allreduce with backward needs a core for the comm thread: NCCL always has
-  // one (the GPU), CPU ranks only when this machine has at least two cores per rank (measured:
-  // on 2 cores with 2 ranks, inline reduction is ~1.5x faster). DDPDESK_OVERLAP=0|1 overrides.
-  bool overlap_communication() const {
-    if (const char* ov = std::getenv("DDPDESK_OVERLAP"); ov && *ov) return std::string(ov) != "0";
-    if (device_.is_cuda()) return true;
-    return std::thread::hardware_concurrency() >= 2u * static_cast<unsigned>(env_.local_world);
-  }
-
-  // Rank 0's parameters win, so every rank starts bitwise equal (one collective for all).
-  void broadcast_parameters() {
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> flat;
-    for (auto& p : params_) flat.push_back(p.detach().reshape(-1));
-    torch::Tensor all = torch::cat(flat).contiguous();
-    comm_->broadcast(all, 0);
-    std::int64_t off = 0;
-    for (auto& p : params_) {
-      p.detach().copy_(all.narrow(0, off, p.numel()).view(p.sizes()));
-      off += p.numel();
-    }
-  }
-
-  // PyTorch DDP's default (broadcast_buffers=True): rank 0's buffers (BatchNorm running
-  // statistics) win. DDP sends them before the first forward of each window; sending them after
-  // the window's last forward instead is the same for every later forward, and also leaves the
-  // ranks equal for validation, checkpoints and the step's buffer hash. One broadcast per dtype.
-  void broadcast_buffers() {
-    if (!comm_ || buffers_.empty()) return;
-    torch::NoGradGuard no_grad;
-    std::map<torch::ScalarType, std::vector<torch::Tensor>> by_type;
-    for (const auto& b : buffers_) by_type[b.tensor.scalar_type()].push_back(b.tensor);
-    for (auto& [type, group] : by_type) {
-      std::vector<torch::Tensor> flat;
-      for (const auto& t : group) flat.push_back(t.reshape(-1));
-      torch::Tensor all = torch::cat(flat).contiguous();
-      comm_->broadcast(all, 0);
-      std::int64_t off = 0;
-      for (auto& t : group) {
-        t.copy_(all.narrow(0, off, t.numel()).view(t.sizes()));
-        off += t.numel();
-      }
-    }
-  }
-
-  // Dropout and any other randomness in the model: a stream per rank (masks differ between
-  // ranks, as they do under PyTorch DDP) and per optimizer step, so a resumed run draws exactly
-  // what an uninterrupted one would, without carrying every rank's generator state.
-  void seed_step_rng() const {
-    std::uint64_t x = static_cast<std::uint64_t>(spec_.seed) * 0x9E3779B97F4A7C15ULL ^
-                      (static_cast<std::uint64_t>(env_.rank) << 32) ^
-                      static_cast<std::uint64_t>(pos_.step);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    torch::manual_seed(x ^ (x >> 31));
+    const bool overlap =
+        overlap_communication(env_, cuda, o_.settings, std::thread::hardware_concurrency());
+    sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap);
   }
 
   void send(const wire::Message& m) {
@@ -228,18 +168,16 @@ class Trainer {
       auto indices = distributed_indices(sampler_, pos_.epoch);
       for (; pos_.window < plan_.windows();) {
         StepOutcome out = train_window(indices);
-        if (out == StepOutcome::NonFinite) {
-          TrainResult r{TrainResult::Failed,
-                        "non-finite loss at step " + std::to_string(pos_.step) + " (epoch " +
-                            std::to_string(pos_.epoch + 1) + "): stopping the run"};
-          return r;
-        }
+        if (out == StepOutcome::NonFinite)
+          return {TrainResult::Failed, "non-finite loss at step " + std::to_string(pos_.step) +
+                                           " (epoch " + std::to_string(pos_.epoch + 1) +
+                                           "): stopping the run"};
         if (out == StepOutcome::Stop) return stop();
       }
-      evaluate();
+      validate();
       if (env_.rank == 0) send(event("epoch"));
     }
-    if (env_.rank == 0 && !spec_.run_dir.empty()) write_checkpoint();
+    if (env_.rank == 0 && checkpoints_.enabled()) write_checkpoint();
     send(event("finished"));
     summary();
     return {TrainResult::Finished, {}};
@@ -256,19 +194,17 @@ class Trainer {
     const double t_window = now_s();
     clock_.begin();
 
-    if (seed_rng_) seed_step_rng();
+    if (seed_rng_) torch::manual_seed(step_seed(spec_.seed, env_.rank, pos_.step));
     torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
     for (std::int64_t m = m0; m < m1; ++m) {
       auto first = indices.begin() + plan_.micro_begin(m);
       auto last = indices.begin() + plan_.micro_end(m);
       Batch batch =
           to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
-      if (slow_ms_ > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(slow_ms_));
+      faults_.slow_data();
       clock_.mark(StepClock::Data);
-      torch::Tensor loss = task_.loss_sum(task_.forward(batch), batch);
-      if (nan_at_step_ == pos_.step + 1 && env_.rank == 0)
-        loss = loss * std::numeric_limits<float>::quiet_NaN();  // fault injection for tests
+      torch::Tensor loss =
+          faults_.poison_loss(task_.loss_sum(task_.forward(batch), batch), pos_.step + 1);
       window_loss += loss.detach();
       clock_.mark(StepClock::Forward);
       const bool boundary = m + 1 == m1;
@@ -286,7 +222,7 @@ class Trainer {
     clock_.mark(StepClock::Comm);
     optimizer_->step();
     clock_.mark(StepClock::Optimizer);
-    broadcast_buffers();
+    if (comm_) broadcast_buffers(*comm_, buffers_);
 
     ++pos_.window;
     ++pos_.step;
@@ -319,12 +255,8 @@ class Trainer {
       clock_.end();
     }
     train_time_ += now_s() - t_window;
-    if (outcome == StepOutcome::Ok && env_.rank == 0 && !spec_.run_dir.empty()) {
-      const bool by_steps = spec_.checkpoint_every > 0 && pos_.step % spec_.checkpoint_every == 0;
-      const bool by_time = spec_.checkpoint_minutes > 0 &&
-                           now_s() - last_checkpoint_ >= spec_.checkpoint_minutes * 60;
-      if (by_steps || by_time) write_checkpoint();
-    }
+    if (outcome == StepOutcome::Ok && env_.rank == 0 && checkpoints_.due(pos_.step, now_s()))
+      write_checkpoint();
     return outcome;
   }
 
@@ -344,7 +276,7 @@ class Trainer {
     last_log_time_ = s.time;
     last_log_samples_ = pos_.samples;
     s.times = clock_.take();
-    if (o_.debug_steps) {
+    if (o_.settings.debug_steps) {
       s.collectives = comm_ ? comm_->collectives() : 0;
       s.param_hash = hash_params(params_);
       if (!buffers_.empty()) {
@@ -358,69 +290,37 @@ class Trainer {
     progress(s);
   }
 
-  void evaluate() {
-    const Dataset* eval = task_.eval_data();
-    if (!eval) return;
-    torch::NoGradGuard no_grad;
+  void validate() {
+    const Dataset* data = task_.eval_data();
+    if (!data) return;
     const double t = now_s();
-    double loss_sum = 0, correct = 0, count = 0;
-    std::vector<std::int64_t> mine;
-    for (std::int64_t i = env_.rank; i < eval->size(); i += env_.world) mine.push_back(i);
-    const std::size_t eval_batch = static_cast<std::size_t>(task_.eval_batch());
-    task_.set_training(false);
-    for (std::size_t s = 0; s < mine.size(); s += eval_batch) {
-      auto end = mine.begin() + std::min(mine.size(), s + eval_batch);
-      Batch b = to_device(eval->batch(std::vector<std::int64_t>(mine.begin() + s, end)), device_);
-      torch::Tensor out = task_.forward(b);
-      loss_sum += task_.loss_sum(out, b).item<double>();
-      const double c = task_.correct(out, b);
-      if (c >= 0) correct += c;
-      count += static_cast<double>(b.size);
-    }
-    task_.set_training(true);
-    torch::Tensor sums = torch::tensor({loss_sum, correct, count}, torch::kDouble);
-    if (comm_) {
-      sums = sums.to(device_);
-      comm_->allreduce_sum(sums);
-      sums = sums.to(torch::kCPU);
-    }
-    const double n = sums[2].item<double>();
-    last_eval_loss_ = sums[0].item<double>() / n;
-    if (task_.classification()) last_eval_acc_ = sums[1].item<double>() / n;
-    if (env_.rank == 0) {
-      wire::Eval e;
-      e.rank = 0;
-      e.epoch = static_cast<int>(pos_.epoch);
-      e.step = pos_.step;
-      e.loss = last_eval_loss_;
-      if (task_.classification()) e.accuracy = last_eval_acc_;
-      e.samples = static_cast<std::int64_t>(n);
-      e.time = run_time();
-      send(e);
-      std::fprintf(
-          stderr, "ddpdesk-worker[0] eval epoch %lld: loss %.5g%s (%.2fs)\n",
-          static_cast<long long>(pos_.epoch + 1), last_eval_loss_,
-          task_.classification() ? (" accuracy " + std::to_string(last_eval_acc_)).c_str() : "",
-          now_s() - t);
-    }
+    eval_ = evaluate(task_, *data, device_, comm_.get(), env_.rank, env_.world);
+    if (env_.rank != 0) return;
+    wire::Eval e;
+    e.rank = 0;
+    e.epoch = static_cast<int>(pos_.epoch);
+    e.step = pos_.step;
+    e.loss = eval_.loss;
+    if (eval_.accuracy >= 0) e.accuracy = eval_.accuracy;
+    e.samples = eval_.samples;
+    e.time = run_time();
+    send(e);
+    std::fprintf(stderr, "ddpdesk-worker[0] eval epoch %lld: loss %.5g%s (%.2fs)\n",
+                 static_cast<long long>(pos_.epoch + 1), eval_.loss,
+                 eval_.accuracy >= 0 ? (" accuracy " + std::to_string(eval_.accuracy)).c_str() : "",
+                 now_s() - t);
   }
 
   void write_checkpoint() {
     TrainPosition p = pos_;
     p.train_seconds = run_time();
-    const std::string path = checkpoint_path(spec_.run_dir, p.step);
-    last_checkpoint_ = now_s();
-    save_checkpoint(path, task_.state(), *optimizer_, p, to_json_text(spec_));
-    last_checkpoint_path_ = path;
-    prune_checkpoints(spec_.run_dir, spec_.keep_checkpoints);
+    const RunCheckpoints::Written w = checkpoints_.write(task_, *optimizer_, p, now_s());
     auto e = event("checkpoint");
-    e.path = path;
+    e.path = w.checkpoint;
     send(e);
-    // The trained model in a form a person can load elsewhere, next to every checkpoint.
-    const std::string model_path = spec_.run_dir + "/model.pt";
-    if (task_.export_model(model_path)) {
+    if (!w.model.empty()) {
       auto m = event("model");
-      m.path = model_path;
+      m.path = w.model;
       send(m);
     }
   }
@@ -430,7 +330,7 @@ class Trainer {
     e.detail = "stop requested; agreed at step " + std::to_string(pos_.step);
     send(e);
     if (env_.rank == 0) {
-      if (!spec_.run_dir.empty()) {
+      if (checkpoints_.enabled()) {
         write_checkpoint();
       } else {
         std::fprintf(stderr, "ddpdesk-worker[0] stopping without a checkpoint (no --run-dir)\n");
@@ -447,39 +347,45 @@ class Trainer {
     const double t = now_s();
     if (t - last_progress_ < 1.0 && pos_.window != plan_.windows()) return;
     last_progress_ = t;
-    std::fprintf(stderr,
-                 "ddpdesk-worker[0] epoch %lld/%d step %lld/%lld loss %.5g global %.5g "
-                 "%.0f samples/s\n",
-                 static_cast<long long>(pos_.epoch + 1), spec_.epochs,
-                 static_cast<long long>(s.step),
-                 static_cast<long long>(plan_.windows() * spec_.epochs), s.loss, s.global_loss,
-                 s.samples_per_s);
+    ProgressFigures p;
+    p.epoch = pos_.epoch;
+    p.epochs = spec_.epochs;
+    p.step = s.step;
+    p.total_steps = plan_.windows() * spec_.epochs;
+    p.loss = s.loss;
+    p.global_loss = s.global_loss;
+    p.samples_per_s = s.samples_per_s;
+    std::fprintf(stderr, "%s\n", progress_line(p).c_str());
   }
 
   // One machine-readable line on stdout for scripts and benchmarks.
   void summary() {
     if (env_.rank != 0) return;
-    const std::int64_t trained = pos_.samples - resumed_samples();
-    std::printf(
-        "ddpdesk-worker task=%s device=%s world=%d batch=%d accum=%d epochs=%d steps=%lld "
-        "train_time=%.3fs samples_per_s=%.1f final_loss=%.6g",
-        spec_.task.c_str(), spec_.device.c_str(), env_.world, spec_.batch_size, spec_.accum_steps,
-        spec_.epochs, static_cast<long long>(pos_.step), train_time_,
-        train_time_ > 0 ? static_cast<double>(trained) / train_time_ : 0.0, last_global_loss_);
-    if (task_.eval_data()) {  // a run without validation data has no figures to show
-      std::printf(" eval_loss=%.6g", last_eval_loss_);
-      if (task_.classification()) std::printf(" test_acc=%.4f", last_eval_acc_);
-    }
-    std::printf("\n");
+    SummaryFigures f;
+    f.task = spec_.task;
+    f.device = spec_.device;
+    f.world = env_.world;
+    f.batch = spec_.batch_size;
+    f.accum = spec_.accum_steps;
+    f.epochs = spec_.epochs;
+    f.steps = pos_.step;
+    f.trained_samples = pos_.samples - resumed_samples_;
+    f.train_seconds = train_time_;
+    f.final_loss = last_global_loss_;
+    f.has_eval = task_.eval_data() != nullptr;
+    f.eval_loss = eval_.loss;
+    f.accuracy = task_.classification() ? eval_.accuracy : -1;
+    std::printf("%s\n", summary_line(f).c_str());
     std::fflush(stdout);
   }
-  std::int64_t resumed_samples() const { return resumed_samples_; }
 
   TrainerOptions o_;
   RunSpec spec_;
   RankEnv env_;
   Task& task_;
   torch::Device device_;
+  FaultInjection faults_;
+  RunCheckpoints checkpoints_;
   SamplerOptions sampler_;
   WindowPlan plan_;
   std::vector<torch::Tensor> params_;
@@ -491,44 +397,19 @@ class Trainer {
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
   TrainPosition pos_;
   std::string resumed_from_;
-  std::string last_checkpoint_path_;
   std::int64_t resumed_samples_ = 0;
-  double last_checkpoint_ = now_s();
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
   std::int64_t last_log_samples_ = 0;
-  std::int64_t nan_at_step_ = -1;
-  double slow_ms_ = 0;
-  double last_global_loss_ = 0, last_eval_loss_ = 0, last_eval_acc_ = 0;
+  double last_global_loss_ = 0;
+  EvalFigures eval_;
 };
 
-}  // namespace
+TrainingRun::TrainingRun(const TrainerOptions& options)
+    : trainer_(std::make_unique<Trainer>(options)) {}
+TrainingRun::~TrainingRun() = default;
 
-torch::Device choose_device(const RunSpec& spec, const RankEnv& env) {
-  if (spec.device != "cuda") return torch::Device(torch::kCPU);
-  if (!torch::cuda::is_available())
-    throw BadInput("device", "invalid --device 'cuda': no CUDA GPU is available to this worker");
-  const int n = static_cast<int>(torch::cuda::device_count());
-  if (env.local_rank >= n)
-    throw BadInput("device", "invalid --device 'cuda': local rank " +
-                                 std::to_string(env.local_rank) + " needs GPU " +
-                                 std::to_string(env.local_rank) + " but only " + std::to_string(n) +
-                                 " GPU(s) exist (one GPU per rank)");
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-}
-
-TrainResult run_training(const TrainerOptions& options) {
-  Trainer t(options);
-  TrainResult r;
-  try {
-    r = t.run();
-  } catch (const std::invalid_argument&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
-  }
-  t.describe_end(&r);
-  return r;
+TrainResult TrainingRun::run() {
+  return trainer_->run();
 }
 
 }  // namespace ddpdesk

@@ -1,5 +1,11 @@
-// One rank's training run: data, model, optimizer, exact gradient accumulation with bucketed
-// overlapping sync, validation, checkpoints, telemetry and the coordinated stop.
+// One rank's training run, in two phases with different failure rules:
+//  - setting up (TrainingRun's constructor): the data plan, optimizer, resume, communicator and
+//    rank 0's weights. Bad input found here throws BadInput (task.h), the worker's exit code 2;
+//    any other exception is a failure of the run (exit 1).
+//  - running (run()): the epochs, validation, checkpoints, the coordinated stop and the summary.
+//    It never throws: whatever goes wrong is a Failed result, whatever the exception's type.
+// The parts live in their own files: device_choice, communicator_choice, replica_sync, resume,
+// evaluation, run_checkpoints, run_report, fault_injection; the loop is trainer.cpp.
 #pragma once
 
 #include <atomic>
@@ -10,26 +16,25 @@
 
 #include <torch/types.h>
 
+#include "device_choice.h"
 #include "rank_env.h"
 #include "run_spec.h"
+#include "worker_settings.h"
 
 namespace ddpdesk {
 
 class Task;
 class Telemetry;
-
-// The device this rank trains on: CPU, or the GPU its local rank names (one GPU per rank).
-// Throws BadInput (task.h) when the spec asks for CUDA that this machine cannot give.
-torch::Device choose_device(const RunSpec& spec, const RankEnv& env);
+class Trainer;
 
 struct TrainerOptions {
   RunSpec spec;
   RankEnv env;
-  Task* task = nullptr;  // made by make_task on `device`; the trainer never asks which it is
+  WorkerSettings settings;  // the DDPDESK_* switches, read once by the worker
+  Task* task = nullptr;     // made by make_task on `device`; the trainer never asks which it is
   torch::Device device{torch::kCPU};
   Telemetry* telemetry = nullptr;
   const std::atomic<bool>* stop_requested = nullptr;  // set by SIGTERM/SIGINT
-  bool debug_steps = false;  // add collective counts and parameter hashes to step messages
 };
 
 // Outcome of a run, mapped to the worker's exit code by the caller.
@@ -43,8 +48,19 @@ struct TrainResult {
   std::string checkpoint;  // the last checkpoint this rank wrote in this process, if any
 };
 
-// Runs to completion, a coordinated stop, or a failure. Throws only for setup problems that are
-// bad input (std::invalid_argument); everything else becomes a Failed result.
-TrainResult run_training(const TrainerOptions& options);
+class TrainingRun {
+ public:
+  // Sets the run up (see above): throws BadInput for bad input, anything else for a failure.
+  explicit TrainingRun(const TrainerOptions& options);
+  ~TrainingRun();
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  // Runs to completion, a coordinated stop, or a failure. Never throws.
+  TrainResult run();
+
+ private:
+  std::unique_ptr<Trainer> trainer_;
+};
 
 }  // namespace ddpdesk

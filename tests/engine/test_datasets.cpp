@@ -104,7 +104,8 @@ TEST(SeedDataset, OffsetSplitIsTheSameSamples) {
 
 bool have_fmnist() {
   struct stat st {};
-  return ::stat((ddpdesk::default_fmnist_dir() + "/train-images-idx3-ubyte.gz").c_str(), &st) == 0;
+  return ::stat((std::string(ddpdesk::kSystemFmnistDir) + "/train-images-idx3-ubyte.gz").c_str(),
+                &st) == 0;
 }
 
 #define REQUIRE_FMNIST() \
@@ -112,8 +113,8 @@ bool have_fmnist() {
 
 TEST(FmnistDataset, LoadsBothSplits) {
   REQUIRE_FMNIST();
-  const auto train = ddpdesk::make_fmnist_dataset(ddpdesk::default_fmnist_dir(), "train");
-  const auto test = ddpdesk::make_fmnist_dataset(ddpdesk::default_fmnist_dir(), "t10k");
+  const auto train = ddpdesk::make_fmnist_dataset(std::string(ddpdesk::kSystemFmnistDir), "train");
+  const auto test = ddpdesk::make_fmnist_dataset(std::string(ddpdesk::kSystemFmnistDir), "t10k");
   ASSERT_EQ(train->size(), 60000);
   ASSERT_EQ(test->size(), 10000);
   const auto b = train->batch(iota(60000));
@@ -133,7 +134,7 @@ TEST(FmnistDataset, LoadsBothSplits) {
 
 TEST(FmnistDataset, LimitKeepsTheFirstImages) {
   REQUIRE_FMNIST();
-  const auto dir = ddpdesk::default_fmnist_dir();
+  const auto dir = std::string(ddpdesk::kSystemFmnistDir);
   const auto small = ddpdesk::make_fmnist_dataset(dir, "t10k", 100);
   ASSERT_EQ(small->size(), 100);
   const auto full = ddpdesk::make_fmnist_dataset(dir, "t10k");
@@ -179,16 +180,6 @@ TEST(FmnistDataset, MalformedFileNamesTheFile) {
   std::remove(images.c_str());
   std::remove(labels.c_str());
   ::rmdir(dir.c_str());
-}
-
-TEST(FmnistDataset, DefaultDirHonoursEnvironment) {
-  const char* before = std::getenv("DDPDESK_FMNIST_DIR");
-  const std::string saved = before != nullptr ? before : "";
-  ::setenv("DDPDESK_FMNIST_DIR", "/somewhere/else", 1);
-  EXPECT_EQ(ddpdesk::default_fmnist_dir(), "/somewhere/else");
-  ::unsetenv("DDPDESK_FMNIST_DIR");
-  EXPECT_EQ(ddpdesk::default_fmnist_dir(), "/usr/share/datasets/fashion-mnist");
-  if (before != nullptr) ::setenv("DDPDESK_FMNIST_DIR", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ std::vector<std::string> files_in(const std::string& dir) {
 }  // namespace
 
 TEST(CheckpointFaults, KilledWhileWritingKeepsThePreviousCheckpointAndResumesExactly) {
+  if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
   const std::string base = temp_dir("ckfault");
   LaunchOptions ref;
   ref.world = 2;

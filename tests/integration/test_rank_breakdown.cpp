@@ -55,6 +55,7 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
 }
 
 TEST(StepBreakdown, ASlowRankShowsAsItsDataTimeAndAsThePeersWait) {
+  if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
   const std::string dir = temp_dir("straggler");
   LaunchOptions o;
   o.world = 2;

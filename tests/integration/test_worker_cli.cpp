@@ -48,7 +48,7 @@ TEST(WorkerCli, RejectsBadInputWithOneLineAndExitTwo) {
       {{"--run-dir", dir + "/file/sub"}, "invalid --run-dir"},
       {{"--resume", dir + "/nothing-here"}, "invalid --resume"},
       {{"--no-such-flag"}, "--no-such-flag"},
-      {{"--device", "cuda"}, "invalid --device 'cuda': no CUDA GPU is available"},
+      {{"--device", "cuda"}, "invalid --device 'cuda': needs a CUDA GPU and this machine has none"},
   };
   for (const auto& row : table) {
     LaunchOptions o;

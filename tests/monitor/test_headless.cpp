@@ -158,13 +158,14 @@ class TestHeadless : public QObject {
     QTest::addColumn<QString>("gpus");
     QTest::addColumn<QString>("nproc");
     QTest::addColumn<QString>("message");
-    QTest::newRow("no GPU") << "0"
-                            << "1"
-                            << "invalid --device 'cuda': this machine has no CUDA GPU";
+    QTest::newRow("no GPU")
+        << "0"
+        << "1"
+        << "invalid --device 'cuda': needs a CUDA GPU and this machine has none";
     QTest::newRow("too few") << "2"
                              << "3"
-                             << "invalid --nproc '3': this machine has 2 GPU(s) and a CUDA run "
-                                "uses one GPU per rank";
+                             << "invalid --nproc '3': must be at most 2: a CUDA run uses one GPU "
+                                "per rank and this machine has 2 GPU(s)";
   }
   void cudaRunsThisMachineCannotHoldExitTwoAndWriteNothing() {
     QFETCH(QString, gpus);

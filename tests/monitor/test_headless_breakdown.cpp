@@ -73,6 +73,7 @@ class TestHeadlessBreakdown : public QObject {
   void cleanup() { data.reset(); }  // removes the run directories
 
   void aSlowRankIsNamedWithItsCause() {
+    if (!DDPDESK_FAULTS_BUILT) QSKIP("built without DDPDESK_FAULT_INJECTION");
     const Result r = run(QStringLiteral("1:20"));
     QVERIFY2(r.code == 0, qPrintable(r.err));
     // One warning, naming rank 1 and data; none for rank 0.

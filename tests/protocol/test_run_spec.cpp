@@ -66,6 +66,47 @@ class TestRunSpec : public QObject {
     QTest::newRow("system negative")
         << R"({"system_interval":-1})"
         << "invalid system_interval '-1': must be 0 (off) or a number from 0.1 to 3600";
+    // One limit for ranks on a machine: the shared-memory communicator's (kMaxLocalRanks).
+    QTest::newRow("nproc past shared memory")
+        << R"({"nproc":65})"
+        << "invalid nproc '65': must be an integer from 1 to 64";
+    // Fashion-MNIST has 60000 training images: the spec says so, not the trainer mid-setup.
+    QTest::newRow("fmnist past its images")
+        << R"({"task":"fmnist-cnn","dataset_size":60001})"
+        << "invalid dataset_size '60001': must be at most 60000 for Fashion-MNIST (its training "
+           "images)";
+  }
+
+  void rankAndImageLimitsAcceptTheirBounds() {
+    RunSpec s;
+    s.nproc = kMaxLocalRanks;
+    QVERIFY(validate(s).empty());
+    s.nproc = 1;
+    s.task = "fmnist-mlp";
+    s.dataset_size = kFmnistTrainImages;
+    QVERIFY(validate(s).empty());
+    s.task = "seed";  // the seed task generates its samples: its own, larger bound
+    s.dataset_size = kFmnistTrainImages + 1;
+    QVERIFY(validate(s).empty());
+  }
+
+  // One GPU per rank, one wording for the worker, headless mode and the GUI form.
+  void gpuRule() {
+    RunSpec s;
+    s.device = "cpu";
+    QVERIFY(validate_gpus(s, 8, 0).empty());  // CPU runs do not care
+    s.device = "cuda";
+    QVERIFY(validate_gpus(s, 2, 2).empty());
+    QVERIFY(validate_gpus(s, 1, 8).empty());
+    auto none = validate_gpus(s, 1, 0);
+    QCOMPARE(none.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(format_error(none[0], Spelling::Flag)),
+             QStringLiteral("invalid --device 'cuda': needs a CUDA GPU and this machine has none"));
+    auto few = validate_gpus(s, 3, 2);
+    QCOMPARE(few.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(format_error(few[0], Spelling::Flag)),
+             QStringLiteral("invalid --nproc '3': must be at most 2: a CUDA run uses one GPU per "
+                            "rank and this machine has 2 GPU(s)"));
   }
 
   // Seconds between system samples: on by default (1 s), 0 switches it off.

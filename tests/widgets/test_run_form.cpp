@@ -182,7 +182,8 @@ class TestRunForm : public QObject {
     none.cudaAvailable = false;
     none.deviceCount = 0;
     form.setProbeResult(none);
-    QVERIFY(form.errors().value("device").contains("no CUDA device"));
+    QCOMPARE(form.errors().value("device"),
+             QStringLiteral("needs a CUDA GPU and this machine has none"));
     // CPU runs do not care about GPUs.
     qobject_cast<QComboBox*>(form.editor("device"))->setCurrentText("cpu");
     qobject_cast<QSpinBox*>(form.editor("nproc"))->setValue(8);

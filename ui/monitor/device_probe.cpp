@@ -55,16 +55,9 @@ ProbeResult probeDevicesNow(const QString& program, int timeoutMs) {
 
 QString cudaShortage(const RunSpec& spec, const ProbeResult& probe) {
   if (spec.device != "cuda" || probe.status != ProbeResult::Status::Ok) return {};
-  if (!probe.cudaAvailable || probe.deviceCount == 0)
-    return QStringLiteral(
-        "invalid --device 'cuda': this machine has no CUDA GPU (use --device cpu)");
-  if (spec.nproc > probe.deviceCount)
-    return QStringLiteral(
-               "invalid --nproc '%1': this machine has %2 GPU(s) and a CUDA run uses "
-               "one GPU per rank")
-        .arg(spec.nproc)
-        .arg(probe.deviceCount);
-  return {};
+  const auto errors = validate_gpus(spec, spec.nproc, probe.cudaAvailable ? probe.deviceCount : 0);
+  if (errors.empty()) return {};
+  return QString::fromStdString(format_error(errors.front(), Spelling::Flag));
 }
 
 DeviceProbe::DeviceProbe(QObject* parent) : QObject(parent) {}

@@ -365,14 +365,13 @@ void RunForm::revalidate() {
       errors.insert(QStringLiteral("device"),
                     tr("waiting for ddpdesk-worker --probe to count GPUs"));
       pending_.insert(QStringLiteral("device"));
-    } else if (probe_.status == ProbeResult::Status::Ok && probe_.deviceCount == 0)
-      errors.insert(QStringLiteral("device"),
-                    tr("no CUDA device on this machine (ddpdesk-worker --probe found none)"));
-    else if (probe_.status == ProbeResult::Status::Ok && s.nproc > probe_.deviceCount &&
-             !errors.contains(QStringLiteral("nproc")))
-      errors.insert(QStringLiteral("nproc"),
-                    tr("must be at most %1: one rank per GPU, and this machine has %1")
-                        .arg(probe_.deviceCount));
+    } else if (probe_.status == ProbeResult::Status::Ok) {
+      const int gpus = probe_.cudaAvailable ? probe_.deviceCount : 0;
+      for (const FieldError& e : validate_gpus(s, s.nproc, gpus)) {
+        const QString key = QString::fromStdString(e.field);
+        if (!errors.contains(key)) errors.insert(key, QString::fromStdString(e.allowed));
+      }
+    }
   }
   // The one rule only the worker can tell: whether the user's files load and fit together.
   applyTaskCheck(s, errors);

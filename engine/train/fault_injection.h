@@ -1,0 +1,49 @@
+// Test-only faults (FaultSettings in worker_settings.h), compiled in only when CMake's
+// DDPDESK_FAULT_INJECTION is on; otherwise every hook is an empty inline function.
+#pragma once
+
+#include <chrono>
+#include <limits>
+#include <thread>
+
+#include <torch/types.h>
+
+#include "worker_settings.h"
+
+namespace ddpdesk {
+
+class FaultInjection {
+ public:
+  FaultInjection(const FaultSettings& f, int rank) : f_(f), rank_(rank) {}
+
+  // A straggler: this rank's data loading is slower by the configured time per micro-step.
+  void slow_data() const {
+#ifdef DDPDESK_FAULT_INJECTION
+    if (f_.slow_rank == rank_ && f_.slow_ms > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f_.slow_ms));
+#endif
+  }
+  // A non-finite loss on rank 0 at the configured optimizer step (1-based).
+  torch::Tensor poison_loss(torch::Tensor loss, std::int64_t step) const {
+#ifdef DDPDESK_FAULT_INJECTION
+    if (rank_ == 0 && f_.nan_at_step == step) return loss * std::numeric_limits<float>::quiet_NaN();
+#else
+    (void)step;
+#endif
+    return loss;
+  }
+  // The step whose checkpoint write dies half-way (save_checkpoint's argument), -1 for none.
+  std::int64_t kill_in_checkpoint() const {
+#ifdef DDPDESK_FAULT_INJECTION
+    return f_.kill_in_checkpoint;
+#else
+    return -1;
+#endif
+  }
+
+ private:
+  FaultSettings f_;
+  int rank_;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,148 @@
+// The trainer's parts, each on its own: device choice, the choice of collectives and overlap,
+// the periodic-checkpoint policy, validation figures, and the progress and summary lines.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "communicator_choice.h"
+#include "device_choice.h"
+#include "evaluation.h"
+#include "run_checkpoints.h"
+#include "run_report.h"
+#include "task.h"
+
+using namespace ddpdesk;
+
+namespace {
+
+RankEnv ranks(int world, int local_world) {
+  RankEnv e;
+  e.world = world;
+  e.local_world = local_world;
+  return e;
+}
+
+}  // namespace
+
+TEST(DeviceChoice, CpuSpecTrainsOnTheCpu) {
+  RunSpec s;
+  EXPECT_TRUE(choose_device(s, ranks(4, 4)).is_cpu());
+}
+
+TEST(DeviceChoice, MoreLocalRanksThanGpusIsBadInputWithTheSpecsOneMessage) {
+  RunSpec s;
+  s.device = "cuda";
+  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const RankEnv env = ranks(gpus + 1, gpus + 1);  // always one rank too many for this machine
+  try {
+    choose_device(s, env);
+    FAIL() << "no BadInput";
+  } catch (const BadInput& e) {
+    const auto want = validate_gpus(s, env.local_world, gpus);
+    ASSERT_EQ(want.size(), 1u);
+    EXPECT_EQ(e.field(), want[0].field);
+    EXPECT_EQ(std::string(e.what()), format_error(want[0], Spelling::Flag));
+  }
+}
+
+TEST(CommunicatorChoice, Transport) {
+  WorkerSettings s;
+  EXPECT_EQ(choose_transport(ranks(1, 1), false, s), Transport::None);
+  EXPECT_EQ(choose_transport(ranks(1, 1), true, s), Transport::None);
+  EXPECT_EQ(choose_transport(ranks(4, 4), false, s), Transport::SharedMemory);
+  EXPECT_EQ(choose_transport(ranks(8, 4), false, s), Transport::Gloo);  // two machines
+  EXPECT_EQ(choose_transport(ranks(4, 4), true, s), Transport::Nccl);
+  // Past shared memory's limit, ranks of one machine still train, over Gloo.
+  EXPECT_EQ(choose_transport(ranks(kMaxLocalRanks, kMaxLocalRanks), false, s),
+            Transport::SharedMemory);
+  EXPECT_EQ(choose_transport(ranks(kMaxLocalRanks + 1, kMaxLocalRanks + 1), false, s),
+            Transport::Gloo);
+  s.cpu_comm = WorkerSettings::CpuComm::Gloo;
+  EXPECT_EQ(choose_transport(ranks(4, 4), false, s), Transport::Gloo);
+  s.cpu_comm = WorkerSettings::CpuComm::Shm;
+  EXPECT_EQ(choose_transport(ranks(8, 4), false, s), Transport::SharedMemory);
+  s.force_comm = true;  // one GPU can still exercise NCCL
+  EXPECT_EQ(choose_transport(ranks(1, 1), true, s), Transport::Nccl);
+}
+
+TEST(CommunicatorChoice, OverlapNeedsASpareCorePerRank) {
+  WorkerSettings s;
+  EXPECT_TRUE(overlap_communication(ranks(2, 2), false, s, 4));
+  EXPECT_FALSE(overlap_communication(ranks(2, 2), false, s, 3));
+  EXPECT_TRUE(overlap_communication(ranks(8, 8), true, s, 1));  // the GPU computes
+  s.overlap = false;
+  EXPECT_FALSE(overlap_communication(ranks(2, 2), false, s, 64));
+  s.overlap = true;
+  EXPECT_TRUE(overlap_communication(ranks(2, 2), false, s, 1));
+}
+
+TEST(RunCheckpoints, PeriodicByStepsAndByMinutes) {
+  RunSpec s;
+  EXPECT_FALSE(RunCheckpoints(s, 0).due(10, 1e9));  // no run directory: never
+  s.run_dir = "/tmp/nowhere";
+  EXPECT_FALSE(RunCheckpoints(s, 0).due(10, 1e9));  // no period set
+  s.checkpoint_every = 5;
+  RunCheckpoints by_steps(s, 0);
+  EXPECT_FALSE(by_steps.due(4, 0));
+  EXPECT_TRUE(by_steps.due(5, 0));
+  EXPECT_TRUE(by_steps.due(10, 0));
+  s.checkpoint_every = 0;
+  s.checkpoint_minutes = 2;
+  RunCheckpoints by_time(s, 100);
+  EXPECT_FALSE(by_time.due(1, 100 + 119));
+  EXPECT_TRUE(by_time.due(1, 100 + 120));
+}
+
+TEST(Evaluation, OneRankMatchesTheLossComputedByHand) {
+  RunSpec s;
+  s.task = "seed";
+  s.dataset_size = 90;
+  auto task = make_task(s, torch::Device(torch::kCPU));
+  const Dataset& eval = *task->eval_data();
+  const EvalFigures f = evaluate(*task, eval, torch::Device(torch::kCPU), nullptr, 0, 1);
+  EXPECT_EQ(f.samples, eval.size());
+  EXPECT_EQ(f.accuracy, -1);  // regression: no accuracy
+
+  torch::NoGradGuard no_grad;
+  std::vector<std::int64_t> all(static_cast<std::size_t>(eval.size()));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
+  task->set_training(false);
+  Batch b = eval.batch(all);
+  const double want = task->loss_sum(task->forward(b), b).item<double>() / eval.size();
+  EXPECT_NEAR(f.loss, want, 1e-6 * std::abs(want));
+}
+
+TEST(RunReport, SummaryLineScriptsParse) {
+  SummaryFigures f;
+  f.task = "fmnist-mlp";
+  f.device = "cpu";
+  f.world = 2;
+  f.batch = 64;
+  f.accum = 2;
+  f.epochs = 1;
+  f.steps = 469;
+  f.trained_samples = 60000;
+  f.train_seconds = 2.0;
+  f.final_loss = 0.5;
+  EXPECT_EQ(summary_line(f),
+            "ddpdesk-worker task=fmnist-mlp device=cpu world=2 batch=64 accum=2 epochs=1 "
+            "steps=469 train_time=2.000s samples_per_s=30000.0 final_loss=0.5");
+  f.has_eval = true;
+  f.eval_loss = 0.25;
+  EXPECT_EQ(summary_line(f).substr(summary_line(f).rfind(' ') + 1), "eval_loss=0.25");
+  f.accuracy = 0.875;
+  EXPECT_EQ(summary_line(f).substr(summary_line(f).rfind(' ') + 1), "test_acc=0.8750");
+}
+
+TEST(RunReport, ProgressLine) {
+  ProgressFigures p;
+  p.epoch = 0;
+  p.epochs = 3;
+  p.step = 7;
+  p.total_steps = 30;
+  p.loss = 1.5;
+  p.global_loss = 1.25;
+  p.samples_per_s = 1234.4;
+  EXPECT_EQ(progress_line(p),
+            "ddpdesk-worker[0] epoch 1/3 step 7/30 loss 1.5 global 1.25 1234 samples/s");
+}
