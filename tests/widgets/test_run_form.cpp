@@ -156,7 +156,7 @@ class TestRunForm : public QObject {
     s.nproc = 0;
     form.setSpec(s);
     QCOMPARE(form.spec().nproc, 0);
-    QVERIFY(form.errors().value("nproc").contains("from 1 to 256"));
+    QVERIFY(form.errors().value("nproc").contains("from 1 to 64"));
   }
 
   void gpuCountIsBoundedByTheProbe() {
