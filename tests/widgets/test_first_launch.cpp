@@ -34,10 +34,7 @@ class TestFirstLaunch : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(home.isValid());
-    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
-    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
-    QCoreApplication::setOrganizationName("ddpdesk-test");
-    QCoreApplication::setApplicationName("ddpdesk-first-launch");
+    useScratchHome(home, "ddpdesk-first-launch");
   }
 
   void opensOnATwoProcessFashionMnistRun() {
