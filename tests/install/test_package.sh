@@ -28,7 +28,9 @@ unowned=""
 for bin in ddpdesk ddpdesk-worker; do
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$stage" "./usr/bin/$bin"
   for lib in $(readelf -d "$stage/usr/bin/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-    path=$(ldd "$stage/usr/bin/$bin" | awk -v l="$lib" '$1 == l { print $3 }')
+    # "libx.so => /path (addr)", or for the dynamic loader itself "/lib64/ld-linux….so.2 (addr)".
+    path=$(ldd "$stage/usr/bin/$bin" |
+      awk -v l="$lib" '$1 == l && $2 == "=>" { print $3 } $1 ~ ("/" l "$") { print $1 }' | head -1)
     [ -n "$path" ] && [ -e "$path" ] || fail "$bin: $lib not found by the loader"
     pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1) || pkg=""
     if [ -z "$pkg" ]; then
