@@ -57,6 +57,7 @@ void kill_a_rank_mid_run(const std::string& comm, int victim, std::int64_t at_st
           std::max(kill_to_exit, std::chrono::duration<double>(r.exited_at[k] - killed_at).count());
   std::printf("%s: survivors exited %.3f s after rank %d was killed\n", comm.c_str(), kill_to_exit,
               victim);
+  std::fflush(stdout);  // forked ranks would repeat what is still buffered
   EXPECT_EQ(r.exit_codes[victim], 128 + SIGKILL);
   for (int k = 0; k < o.world; ++k) {
     if (k == victim) continue;
