@@ -15,6 +15,7 @@ packages=(
   python3-torch                              # torchrun compatibility test, sampler reference
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
   procps psmisc                              # pgrep/pkill in tests
+  desktop-file-utils                         # the install test validates ddpdesk.desktop
 )
 
 missing=()

@@ -118,6 +118,7 @@ RankRun launch_ranks(const LaunchOptions& o) {
     run.pids.push_back(pid);
   }
   run.exit_codes.assign(o.world, -1);
+  run.exited_at.assign(o.world, {});
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
   int left = o.world;
   bool polling = static_cast<bool>(o.while_running);
@@ -127,6 +128,7 @@ RankRun launch_ranks(const LaunchOptions& o) {
       int status = 0;
       if (::waitpid(run.pids[r], &status, WNOHANG) == run.pids[r]) {
         run.exit_codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        run.exited_at[r] = std::chrono::steady_clock::now();
         --left;
       }
     }

@@ -2,6 +2,8 @@
 // contract, free port), waits with a deadline, and kills every rank if it passes. Torch-free.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +18,8 @@ namespace ddpdesk::test {
 struct RankRun {
   std::vector<int> exit_codes;  // per rank: exit status, or 128 + signal
   std::vector<int> pids;
+  // per rank: when its exit was reaped (polled every 10 ms), on the steady clock
+  std::vector<std::chrono::steady_clock::time_point> exited_at;
   std::vector<std::string> stderr_text;
   std::vector<std::string> stdout_text;
   bool timed_out = false;

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <sys/types.h>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QList>
 #include <QProcessEnvironment>
 #include <QString>
+#include <QTemporaryDir>
 #include <QTest>
 #include <cerrno>
 #include <csignal>
@@ -22,6 +24,15 @@ inline QString writeFile(const QDir& dir, const QString& name,
   QFile f(dir.filePath(name));
   if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size()) return QString();
   return f.fileName();
+}
+
+// Settings and run history of this test process in `home` (XDG data and config), under an
+// application name of its own, so no test reads or leaves a person's settings.
+inline void useScratchHome(const QTemporaryDir& home, const char* appName = "ddpdesk-test") {
+  qputenv("XDG_DATA_HOME", home.filePath(QStringLiteral("data")).toUtf8());
+  qputenv("XDG_CONFIG_HOME", home.filePath(QStringLiteral("config")).toUtf8());
+  QCoreApplication::setOrganizationName(QStringLiteral("ddpdesk-test"));
+  QCoreApplication::setApplicationName(QString::fromLatin1(appName));
 }
 
 inline QString fakeWorker() {

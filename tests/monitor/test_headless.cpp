@@ -46,7 +46,7 @@ class TestHeadless : public QObject {
     r.err = QString::fromUtf8(p->readAllStandardError());
     return r;
   }
-  // The rank pids headless announces on stderr ("started N rank(s), pids a b").
+  // The rank pids headless announces on stderr ("started N rank(s) of WORKER, pids a b").
   static QList<qint64> pidsIn(const QString& err) {
     QList<qint64> pids;
     const auto m = QRegularExpression(QStringLiteral("pids ([0-9 ]+)")).match(err);

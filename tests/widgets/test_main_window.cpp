@@ -64,10 +64,7 @@ class TestMainWindow : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(home.isValid());
-    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
-    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
-    QCoreApplication::setOrganizationName("ddpdesk-test");
-    QCoreApplication::setApplicationName("ddpdesk-test");
+    useScratchHome(home);
   }
   void cleanup() {
     if (w) w->setCloseQuestion([] { return true; });

@@ -39,7 +39,12 @@ class TestRankTable : public QObject {
     s.rank = 0;
     s.step = 7;
     s.loss = 0.25;
-    s.samples_per_s = 800;
+    s.samples_per_s = 800;  // the last interval's global rate: not what the table shows
+    s.samples = 7 * 128;    // 64 of this rank's samples a step ...
+    wire::StepTimes t;
+    t.step = 20;  // ... in 20 ms of its own step time: 3200 samples/s
+    t.steps = 7;
+    s.times = t;
     store.ingest(s);
     ranks[0].connected = true;
     rows = buildRankRows(ranks, store);
@@ -47,7 +52,7 @@ class TestRankTable : public QObject {
     QCOMPARE(rows[0].device, QStringLiteral("cpu"));
     QCOMPARE(rows[0].step, qint64(7));
     QCOMPARE(rows[0].loss, 0.25);
-    QCOMPARE(rows[0].samplesPerSec, 400.0);  // its share of the 800 samples/s of a world of 2
+    QCOMPARE(rows[0].samplesPerSec, 3200.0);  // its own average training throughput
     QVERIFY(rows[0].exitCode.isEmpty());
 
     wire::Event fin;

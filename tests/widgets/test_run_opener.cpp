@@ -3,6 +3,7 @@
 // supersedes an older one; the live run is taken from memory.
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
 
 #include "metrics_store.h"
@@ -77,7 +78,10 @@ class TestRunOpener : public QObject {
     opener.open({a}, QString(), nullptr);
     opener.open({b, root.filePath("live")}, root.filePath("live"), &live);
     QTRY_VERIFY(!opener.busy());
-    QTest::qWait(100);  // the first open's read ends into nothing
+    // The first open's read (on the global pool) has ended, and whatever it posted back to this
+    // thread was delivered: it ended into nothing.
+    QThreadPool::globalInstance()->waitForDone();
+    QCoreApplication::sendPostedEvents();
     QCOMPARE(got.size(), std::size_t(1));
     QCOMPARE(got[0].size(), std::size_t(2));
     QCOMPARE(int(got[0][0].store->global().size()), 5);
@@ -96,8 +100,8 @@ class TestRunOpener : public QObject {
     QTRY_COMPARE(shown.size(), std::size_t(1));
     opener.open({root.filePath("missing")}, QString(), nullptr);
     QTRY_VERIFY(!opener.busy());
-    QTest::qWait(50);                                   // deleteLater would have run
-    QCOMPARE(int(shown[0].store->global().size()), 5);  // still alive
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);  // any deleteLater ran
+    QCOMPARE(int(shown[0].store->global().size()), 5);                    // still alive
   }
 };
 

@@ -16,6 +16,7 @@
 #include "loss_chart.h"
 #include "main_window.h"
 #include "metrics_store.h"
+#include "monitor_test_util.h"
 #include "run_directory.h"
 #include "run_history.h"
 #include "system_chart.h"
@@ -62,10 +63,7 @@ class TestTensorBoardOverlay : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
-    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
-    QCoreApplication::setOrganizationName("ddpdesk-test");
-    QCoreApplication::setApplicationName("ddpdesk-test");
+    test::useScratchHome(home);
     // A log like PyTorch's SummaryWriter leaves: tags in one run directory.
     logDir = logs.filePath("pylog");
     tb::EventFileWriter writer(logDir.toStdString());

@@ -76,14 +76,16 @@ class ProgressPrinter {
 
 void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   const MetricsStore& store = *c.store();
+  const int world = std::max(1, store.progress().world);
+  // samples/s: each rank's own average training throughput over the run (TrainingTally).
   std::printf("\n%-5s %-8s %-8s %-12s %-12s %s\n", "rank", "pid", "steps", "last loss", "samples/s",
               "exit");
   for (const auto& r : c.ranks()) {
     const RankInfo& info = store.rankInfo(r.rank);
     const StepSeries& s = store.rankSeries(r.rank);
     std::printf("%-5d %-8lld %-8zu %-12s %-12.0f %s\n", r.rank, static_cast<long long>(r.pid),
-                s.size(), formatLoss(info.loss).toStdString().c_str(), info.samplesPerSec,
-                r.exitText.toStdString().c_str());
+                s.size(), formatLoss(info.loss).toStdString().c_str(),
+                info.training.perRankSamplesPerSec(world), r.exitText.toStdString().c_str());
   }
   // What each rank cost its machine, from its system samples (when the workers sent them).
   if (const QStringList table = formatSystemTable(store); !table.isEmpty()) {
@@ -107,6 +109,8 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   if (!std::isnan(p.evalLoss))
     std::printf(", validation loss %s", formatLoss(p.evalLoss).toStdString().c_str());
   if (!std::isnan(p.evalAccuracy)) std::printf(", accuracy %.2f%%", p.evalAccuracy * 100.0);
+  if (const QString t = formatThroughputLine(store); !t.isEmpty())
+    std::printf("\n%s", t.toStdString().c_str());
   std::printf("\nrun directory: %s\n", c.runDirectory().toStdString().c_str());
   std::fflush(stdout);
 }
@@ -184,9 +188,9 @@ int runController(const RunSpec& spec) {
   QStringList pids;
   for (qint64 pid : controller.pids()) pids << QString::number(pid);
   err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
-  err(QStringLiteral("started %1 rank(s), pids %2")
+  err(QStringLiteral("started %1 rank(s) of %2, pids %3")
           .arg(controller.worldSize())
-          .arg(pids.join(QLatin1Char(' '))));
+          .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
   // A rank that fails at once can end the run before the loop starts; exit() would be lost.
   if (!RunController::isTerminal(controller.state())) QCoreApplication::exec();
 

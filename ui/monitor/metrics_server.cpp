@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "line_buffer.h"
+#include "socket_dir_guard.h"
 
 namespace ddpdesk {
 
@@ -63,13 +64,18 @@ bool MetricsServer::listen(const QString& token, int world, QString* error) {
     return false;
   };
   if (token.isEmpty()) return fail(QStringLiteral("empty token"));
-  dir_ = std::make_unique<QTemporaryDir>(socketBaseDir() + QStringLiteral("/ddpdesk-XXXXXX"));
+  // Directories left by monitors that were killed outright (SIGKILL) go first.
+  const QString base = socketBaseDir();
+  SocketDirGuard::sweepStale(base, QStringLiteral("ddpdesk-"));
+  dir_ = std::make_unique<QTemporaryDir>(base + QStringLiteral("/ddpdesk-XXXXXX"));
   if (!dir_->isValid())
     return fail(QStringLiteral("cannot create a socket directory: %1").arg(dir_->errorString()));
   // mkdtemp already gives 0700; say it explicitly, the directory is the access control.
   QFile::setPermissions(dir_->path(),
                         QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
   socket_path_ = dir_->path() + QStringLiteral("/metrics.sock");
+  guard_ = std::make_unique<SocketDirGuard>();
+  if (QString why; !guard_->guard(dir_->path(), socket_path_, &why)) return fail(why);
   token_ = token.toUtf8();
   world_ = world;
   server_ = new QLocalServer(this);
@@ -96,7 +102,8 @@ void MetricsServer::close() {
     server_->deleteLater();
     server_ = nullptr;
   }
-  dir_.reset();  // removes the socket file and the directory
+  guard_.reset();  // its lock file goes first
+  dir_.reset();    // removes the socket file and the directory
   socket_path_.clear();
 }
 

@@ -1,7 +1,8 @@
 // MetricsServer: the monitor's end of the wire. One QLocalServer per run, its socket in a fresh
-// directory only this user can enter. A connection is believed only after its first line is a
-// hello carrying the run's token; until then nothing it says is used. Each connection buffers
-// partial lines, decodes many lines per read and is dropped on its own when it misbehaves
+// directory only this user can enter, removed on every exit the monitor lives through and swept
+// at the next start otherwise (socket_dir_guard.h). A connection is believed only after its first
+// line is a hello carrying the run's token; until then nothing it says is used. Each connection
+// buffers partial lines, decodes many lines per read and is dropped on its own when it misbehaves
 // (oversized line, bad hello, silence before hello); malformed lines are counted, never fatal.
 // Lines of a message type this codec does not know, and unknown fields, are counted and ignored:
 // a newer worker's additions (see docs/wire-format.md).
@@ -19,6 +20,10 @@
 class QLocalServer;
 class QLocalSocket;
 class QTemporaryDir;
+
+namespace ddpdesk {
+class SocketDirGuard;
+}
 
 namespace ddpdesk {
 
@@ -84,6 +89,7 @@ class MetricsServer : public QObject {
 
   QLocalServer* server_ = nullptr;
   std::unique_ptr<QTemporaryDir> dir_;
+  std::unique_ptr<SocketDirGuard> guard_;  // the directory does not outlive this process
   QString socket_path_;
   QByteArray token_;
   int world_ = 0;

@@ -127,6 +127,7 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     i.loss = s->loss;
     i.samplesPerSec = s->samples_per_s;
     i.time = s->time;
+    i.training.add(*s, sessions[rank]);
     // Every rank reports the same global numbers; the first report of a step makes the point.
     // A new session (a rank said hello again: a resume) may restart from an earlier step.
     const double last = global.step.empty() ? -1.0 : global.step.back();
@@ -145,6 +146,9 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     // Evaluation results are global (allreduced); several ranks may send the same one, and
     // their connections are read in any order.
     if (evalKeys.insert({e->epoch, e->step}).second) {
+      // The epoch's last step message goes out right before its evaluation starts.
+      const RankInfo& before = info(rank, revision);
+      if (!series(rank).step.empty() && e->time > before.time) evalSeconds += e->time - before.time;
       evals.step.push_back(double(e->step));
       evals.epoch.push_back(e->epoch);
       evals.loss.push_back(e->loss);
@@ -202,6 +206,7 @@ RunProgress MetricsStore::progress() const {
   p.world = std::max(d_.world, int(d_.ranks.size()));
   p.totalSteps = d_.totalSteps;
   p.lastCheckpoint = d_.lastCheckpoint;
+  p.evalSeconds = d_.evalSeconds;
   if (!d_.evals.step.empty()) {
     p.evalLoss = d_.evals.loss.back();
     p.evalAccuracy = d_.evals.accuracy.back();

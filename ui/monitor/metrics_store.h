@@ -23,6 +23,7 @@
 #include "chunked.h"
 #include "gauge_series.h"
 #include "step_breakdown.h"
+#include "training_tally.h"
 #include "wire.h"
 
 namespace ddpdesk {
@@ -70,10 +71,11 @@ struct RankInfo {
   int epoch = 0;
   qint64 step = 0;
   double loss = std::numeric_limits<double>::quiet_NaN();
-  double samplesPerSec = 0;
+  double samplesPerSec = 0;  // global samples/s over the last log interval
   double time = 0;
-  QString lastEvent;  // started, epoch, checkpoint, stopping, finished, stopped, ...
-  QString error;      // message of the last error the rank sent
+  TrainingTally training;  // the rank's own average training throughput over the run
+  QString lastEvent;       // started, epoch, checkpoint, stopping, finished, stopped, ...
+  QString error;           // message of the last error the rank sent
   quint64 revision = 0;
 };
 
@@ -90,6 +92,8 @@ struct RunProgress {
   double etaSeconds = -1;  // -1: unknown
   double evalLoss = std::numeric_limits<double>::quiet_NaN();
   double evalAccuracy = std::numeric_limits<double>::quiet_NaN();
+  // Seconds spent evaluating: each evaluation from the reporting rank's last step to its result.
+  double evalSeconds = 0;
   QString lastCheckpoint;
 };
 
@@ -172,6 +176,7 @@ class MetricsStore : public QObject {
     std::vector<wire::Error> errors;
     GaugeSet gauges;
     qint64 totalSteps = 0;
+    double evalSeconds = 0;
     QString lastCheckpoint;
 
     void setWorld(int w);

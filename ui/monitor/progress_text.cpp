@@ -1,5 +1,6 @@
 #include "progress_text.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ddpdesk {
@@ -31,6 +32,33 @@ QString formatProgressLine(const RunProgress& p, int totalEpochs) {
   line += QStringLiteral("  %1 samples/s").arg(p.samplesPerSec, 0, 'f', 0);
   line += QStringLiteral("  ETA %1").arg(formatDuration(p.etaSeconds));
   return line;
+}
+
+QString formatThroughputLine(const MetricsStore& store) {
+  const int world = std::max(1, store.progress().world);
+  double sum = 0;
+  int counted = 0;
+  for (int r = 0; r < store.rankCount(); ++r) {
+    const double rate = store.rankInfo(r).training.perRankSamplesPerSec(world);
+    if (rate > 0) {
+      sum += rate;
+      ++counted;
+    }
+  }
+  if (counted == 0) return {};
+  QString line = QStringLiteral("training %1 samples/s per rank (%2 in all)")
+                     .arg(sum / counted, 0, 'f', 0)
+                     .arg(sum, 0, 'f', 0);
+  const double eval = store.progress().evalSeconds;
+  if (eval > 0)
+    line += QStringLiteral("; evaluation %1")
+                .arg(eval < 60 ? QStringLiteral("%1s").arg(eval, 0, 'f', 1) : formatDuration(eval));
+  return line;
+}
+
+QString progressBarFormat(qint64 totalSteps, bool active) {
+  if (totalSteps > 0) return QStringLiteral("step %v / %m  (%p%)");
+  return active ? QStringLiteral("starting…") : QStringLiteral("no run");
 }
 
 }  // namespace ddpdesk

@@ -150,7 +150,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(stragglers_, &StragglerWatch::cleared, this,
           [this](int, const QString& text) { log_->appendLine(LogBuffer::kMonitor, false, text); });
 
-  if (const auto last = loadLastSpec()) form_->setSpec(*last);
+  form_->setSpec(loadLastSpec().value_or(newcomerSpec()));
   history_->refresh();
   refresh_.setInterval(250);
   connect(&refresh_, &QTimer::timeout, this, &MainWindow::refreshNow);

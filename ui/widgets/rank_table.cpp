@@ -54,7 +54,7 @@ std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& 
     row.state = stateOf(p, info, &row.failed);
     row.step = info.step;
     row.loss = info.loss;
-    row.samplesPerSec = info.samplesPerSec / world;
+    row.samplesPerSec = info.training.perRankSamplesPerSec(world);
     if (p && p->exited)
       row.exitCode =
           p->crashed ? QStringLiteral("signal %1").arg(p->signal) : QString::number(p->exitCode);
@@ -160,7 +160,9 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) co
                                 "CPU %",     "RSS",       "GPU %",      "GPU memory", "exit code"};
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == SamplesPerSec)
-    return tr("This rank's share: the global samples/s it measured divided by the world size");
+    return tr(
+        "This rank's own average training throughput over the run so far: the samples it "
+        "trained per second of its own optimizer steps (evaluation and checkpoints left out)");
   if (role == Qt::ToolTipRole && section == ComputeMs)
     return tr(
         "Its own work per optimizer step (data, forward, backward, optimizer), latest "

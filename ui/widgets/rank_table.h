@@ -22,7 +22,7 @@ struct RankRow {
   QString state;  // not started, starting, running, stopping, finished, stopped, failed, exited
   qint64 step = 0;
   double loss = 0;           // NaN before the first step
-  double samplesPerSec = 0;  // this rank's share of the global rate it measured
+  double samplesPerSec = 0;  // its own average training throughput so far (TrainingTally)
   QString exitCode;          // "0", "3", "signal 9", or empty while running
   bool failed = false;
   // From the latest step breakdown (NaN without one): ms per step, and compute / step.

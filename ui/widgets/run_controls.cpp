@@ -49,7 +49,7 @@ RunControls::RunControls(QAction* start, QAction* stop, QWidget* parent) : QWidg
   elapsed_->setToolTip(tr("Wall time since the ranks were launched"));
   h->addWidget(elapsed_);
   progress_ = new QProgressBar(this);
-  progress_->setFormat(tr("step %v / %m  (%p%)"));
+  progress_->setFormat(progressBarFormat(0, false));
   progress_->setRange(0, 1);
   progress_->setValue(0);
   h->addWidget(progress_, 1);
@@ -74,11 +74,12 @@ void RunControls::refresh(const RunController& c) {
   const double secs = elapsedSeconds(c);
   elapsed_->setText(secs < 0 ? QString() : tr("elapsed %1").arg(formatDuration(secs)));
   const RunProgress p = c.store()->progress();
+  progress_->setFormat(progressBarFormat(p.totalSteps, c.isActive()));
   if (p.totalSteps > 0) {
     progress_->setRange(0, int(std::min<qint64>(p.totalSteps, INT_MAX)));
     progress_->setValue(int(std::min(p.step, p.totalSteps)));
   } else {
-    // Unknown length: a busy bar while starting, an empty one otherwise.
+    // Unknown length: a busy bar while starting, an empty one saying "no run" otherwise.
     progress_->setRange(0, c.isActive() ? 0 : 1);
     progress_->setValue(0);
   }

@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QSpinBox>
 #include <QThread>
@@ -279,7 +280,6 @@ QWidget* RunForm::makeEditor(const QString& key, QWidget* box, QHBoxLayout* line
     line->addWidget(edit, 1);
     line->addWidget(browse);
   }
-  if (key == QLatin1String("dataset_size")) edit->setPlaceholderText(tr("0 = task default"));
   if (key == QLatin1String("eval_data")) edit->setPlaceholderText(tr("optional: no validation"));
   return edit;
 }
@@ -305,7 +305,12 @@ QString RunForm::fieldText(const QString& key) const {
   if (!r) return {};
   if (auto* c = qobject_cast<QComboBox*>(r->editor)) return c->currentText();
   if (auto* s = qobject_cast<QSpinBox*>(r->editor)) return QString::number(s->value());
-  if (auto* e = qobject_cast<QLineEdit*>(r->editor)) return e->text();
+  if (auto* e = qobject_cast<QLineEdit*>(r->editor)) {
+    // The task's default dataset size is shown as a placeholder naming it, never as a bare 0.
+    if (key == QLatin1String("dataset_size") && e->text().trimmed().isEmpty())
+      return QStringLiteral("0");
+    return e->text();
+  }
   if (auto* b = qobject_cast<QCheckBox*>(r->editor))
     return b->isChecked() ? QStringLiteral("1") : QStringLiteral("0");
   return {};
@@ -321,7 +326,8 @@ void RunForm::setFieldText(const QString& key, const QString& text) {
   } else if (auto* s = qobject_cast<QSpinBox*>(r->editor)) {
     s->setValue(text.toInt());
   } else if (auto* e = qobject_cast<QLineEdit*>(r->editor)) {
-    e->setText(text);
+    e->setText(key == QLatin1String("dataset_size") && text == QLatin1String("0") ? QString()
+                                                                                  : text);
   } else if (auto* b = qobject_cast<QCheckBox*>(r->editor)) {
     b->setChecked(text == QLatin1String("1") || text == QLatin1String("true"));
   }
@@ -509,11 +515,22 @@ void RunForm::updateHints() {
       device = tr("could not count GPUs: %1").arg(probe_.error);
   }
   hint(QStringLiteral("device"), device);
+  if (const Row* r = row(QStringLiteral("dataset_size")))
+    if (auto* e = qobject_cast<QLineEdit*>(r->editor)) e->setPlaceholderText(datasetDefaultText());
   const int cores = QThread::idealThreadCount();
   hint(QStringLiteral("nproc"),
        !cuda && spec_.nproc > cores
            ? tr("more ranks than this machine's %1 cores: they will share them").arg(cores)
            : QString());
+}
+
+QString RunForm::datasetDefaultText() const {
+  if (spec_.task == "script") return tr("every sample of the data file (task default)");
+  RunSpec defaults;
+  defaults.task = spec_.task;
+  const std::int64_t n = defaults.resolved_dataset_size();
+  return find_task(spec_.task) ? tr("%1 (task default)").arg(QLocale().toString(qlonglong(n)))
+                               : QString();
 }
 
 QStringList RunForm::loadPresetFile(const QString& path) {

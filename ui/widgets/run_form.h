@@ -42,6 +42,8 @@ class RunForm : public QWidget {
   // Field key -> the problem shown next to it.
   QMap<QString, QString> errors() const { return errors_; }
   QString effectiveBatchText() const;
+  // What an empty dataset size means for the task in the form: "60,000 (task default)".
+  QString datasetDefaultText() const;
 
   // The probe's answer bounds the GPU count when the device is CUDA.
   void setProbeResult(const ProbeResult& result);

@@ -25,6 +25,7 @@
 #include "x_axis.h"
 
 class QCustomPlot;
+class QCPAxis;
 class QCPGraph;
 class QCheckBox;
 class QHBoxLayout;
@@ -129,6 +130,7 @@ class SeriesChart : public QWidget {
   void feed(Curve& c);
   void updateGlobalKeys(int source);
   void applyRanges();
+  void padForMarkers(QCPAxis* axis);
   void onLegendClick(QCPAbstractPlottable* plottable);
   void markInteraction();
 

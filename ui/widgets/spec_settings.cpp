@@ -61,6 +61,11 @@ QList<QPair<QString, QString>> builtinPresets() {
   return out;
 }
 
+RunSpec newcomerSpec() {
+  ensureResources();
+  return loadPreset(QStringLiteral(":/presets/fmnist-mlp-2cpu.json")).spec;
+}
+
 std::optional<RunSpec> loadLastSpec() {
   const QByteArray text = QSettings().value(QLatin1String(kLastSpecKey)).toByteArray();
   if (text.isEmpty()) return std::nullopt;

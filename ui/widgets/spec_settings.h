@@ -24,6 +24,10 @@ bool savePreset(const RunSpec& spec, const QString& path, QString* error = nullp
 // The presets shipped with the app (":/presets/*.json"), as (display name, resource path).
 QList<QPair<QString, QString>> builtinPresets();
 
+// The run a first launch opens on: the shipped two-process Fashion-MNIST MLP preset (a real data
+// set, a few seconds an epoch, two ranks to compare), so Start shows something worth watching.
+RunSpec newcomerSpec();
+
 // The last spec the user started (or had in the form when the window closed), without `resume`.
 std::optional<RunSpec> loadLastSpec();
 void saveLastSpec(const RunSpec& spec);

@@ -1,0 +1,94 @@
+// The window as a newcomer first sees it (no settings yet): it opens on a run worth watching
+// (Fashion-MNIST, the MLP, two processes), the dataset size names the task's real default
+// instead of a bare 0 (and still means "the task's default"), and the progress bar says there
+// is no run rather than "step 0 / 1"; once a run starts and ends, it shows that run's steps.
+#include <QApplication>
+#include <QLineEdit>
+#include <QLocale>
+#include <QProgressBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "main_window.h"
+#include "monitor_test_util.h"
+#include "run_controls.h"
+#include "run_form.h"
+#include "spec_settings.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::test;
+using State = RunController::State;
+
+namespace {
+constexpr int kTimeout = 60000;  // small shared CI machines: never a timing test
+}
+
+class TestFirstLaunch : public QObject {
+  Q_OBJECT
+  QTemporaryDir home;
+
+  QLineEdit* datasetEdit(const MainWindow& w) {
+    return qobject_cast<QLineEdit*>(w.form()->editor(QStringLiteral("dataset_size")));
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(home.isValid());
+    useScratchHome(home, "ddpdesk-first-launch");
+  }
+
+  void opensOnATwoProcessFashionMnistRun() {
+    QVERIFY(!loadLastSpec());  // a first launch: nothing remembered
+    MainWindow w;
+    const RunSpec s = w.form()->spec();
+    QCOMPARE(s.task, std::string("fmnist-mlp"));
+    QCOMPARE(s.nproc, 2);
+    QCOMPARE(s.device, std::string("cpu"));
+    QVERIFY(s.batch_size > 1 && s.epochs >= 1);
+    QVERIFY2(w.form()->isValid() || w.form()->waitingOnly(),
+             qPrintable(QStringList(w.form()->errors().values()).join('\n')));
+    QCOMPARE(w.form()->fieldText(QStringLiteral("task")), QStringLiteral("fmnist-mlp"));
+  }
+
+  void datasetSizeShowsTheTasksRealDefault() {
+    MainWindow w;
+    QLineEdit* edit = datasetEdit(w);
+    QVERIFY(edit);
+    QCOMPARE(edit->text(), QString());  // never a bare "0"
+    QVERIFY2(edit->placeholderText().contains(QLocale().toString(60000)),
+             qPrintable(edit->placeholderText()));
+    QCOMPARE(w.form()->spec().dataset_size, std::int64_t(0));  // still "the task's default"
+    // It follows the task.
+    w.form()->setFieldText(QStringLiteral("task"), QStringLiteral("seed"));
+    QVERIFY2(edit->placeholderText().contains(QLocale().toString(900)),
+             qPrintable(edit->placeholderText()));
+    // A size typed in is kept as typed.
+    w.form()->setFieldText(QStringLiteral("dataset_size"), QStringLiteral("2000"));
+    QCOMPARE(edit->text(), QStringLiteral("2000"));
+    QCOMPARE(w.form()->spec().dataset_size, std::int64_t(2000));
+  }
+
+  void idleProgressSaysNoRunUntilARunHasSteps() {
+    MainWindow w;
+    w.refreshNow();
+    QProgressBar* bar = w.controls()->progressBar();
+    QCOMPARE(bar->text(), QStringLiteral("no run"));
+    QVERIFY(!bar->text().contains(QLatin1String("step")));
+
+    w.controller()->setWorkerProgram(fakeWorker());
+    w.controller()->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", "6"}}));
+    w.form()->setSpec(fakeSpec(2));
+    w.setCloseQuestion([] { return true; });
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.startAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
+    QCOMPARE(w.controller()->state(), State::Finished);
+    w.refreshNow();
+    QVERIFY2(bar->text().startsWith(QLatin1String("step ")), qPrintable(bar->text()));
+    QCOMPARE(bar->value(), bar->maximum());
+  }
+};
+
+QTEST_MAIN(TestFirstLaunch)
+#include "test_first_launch.moc"
