@@ -6,8 +6,8 @@
 //
 // Errors are rare, and there nlohmann-json's own validator (json::accept, no DOM built) has the
 // last word on what is valid JSON: a line simdjson refuses is "not valid JSON" only when it is,
-// and numbers simdjson will not read (integers beyond 64 bits) are read the way nlohmann-json
-// always read them. Values of unknown fields are checked the same way (their raw text accepted),
+// and numbers simdjson does not read right (integers past 64 bits, more than 19 digits) are read
+// the way nlohmann-json always read them. Values of unknown fields are checked the same way (their raw text accepted),
 // so a line is never "ignored" or counted where a DOM parser would have called it malformed.
 #include <simdjson.h>
 
@@ -160,10 +160,23 @@ bool validJson(std::string_view text) {
   return nlohmann::json::accept(text.begin(), text.end());
 }
 
-template <typename V>
-error_code readNumber(V& v, Value& out) {
+// Whether simdjson 3.0.1 can be trusted with a number token: it reads numbers with more than 19
+// significant digits wrong (0.33333333333333333333 as 0.1488...), so those, and integers past
+// 64 bits, which it refuses, are read the way nlohmann-json reads them.
+bool simdjsonReads(std::string_view token) {
+  if (token.size() <= 19) return true;
+  int digits = 0;
+  for (char c : token) {
+    if (c == 'e' || c == 'E') break;
+    digits += c >= '0' && c <= '9';
+  }
+  return digits <= 19;
+}
+
+error_code readNumber(od::value& v, Value& out) {
+  const std::string_view token = v.raw_json_token();
   od::number n;
-  if (v.get_number().get(n) == SUCCESS) {
+  if (simdjsonReads(token) && v.get_number().get(n) == SUCCESS) {
     switch (n.get_number_type()) {
       case od::number_type::signed_integer:
         out.kind = Value::Int;
@@ -179,9 +192,7 @@ error_code readNumber(V& v, Value& out) {
         return SUCCESS;
     }
   }
-  // Beyond what simdjson reads (integers past 64 bits): read it as nlohmann-json does (a double),
-  // if it is a JSON number at all.
-  const std::string_view token = v.raw_json_token();
+  // A double (or an integer) as nlohmann-json reads it, if it is a JSON number at all.
   const nlohmann::json j = nlohmann::json::parse(token.begin(), token.end(), nullptr, false);
   if (!j.is_number()) return simdjson::NUMBER_ERROR;
   if (j.is_number_unsigned()) {
