@@ -7,8 +7,9 @@
 // Errors are rare, and there nlohmann-json's own validator (json::accept, no DOM built) has the
 // last word on what is valid JSON: a line simdjson refuses is "not valid JSON" only when it is,
 // and numbers simdjson does not read right (integers past 64 bits, more than 19 digits) are read
-// the way nlohmann-json always read them. Values of unknown fields are checked the same way (their raw text accepted),
-// so a line is never "ignored" or counted where a DOM parser would have called it malformed.
+// the way nlohmann-json always read them. Values of unknown fields are checked the same way (their
+// raw text accepted), so a line is never "ignored" or counted where a DOM parser would have called
+// it malformed.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -509,12 +510,14 @@ Decoded decode(std::string_view line) {
     d.error = "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
     return d;
   }
-  // A UTF-8 byte order mark at the start is skipped, as nlohmann-json always did.
-  if (line.size() >= 3 && std::memcmp(line.data(), "\xEF\xBB\xBF", 3) == 0) line.remove_prefix(3);
   // A NUL byte ends the line, as it always did with nlohmann-json (inside a string, that leaves
   // the line unfinished: invalid either way). simdjson would read on past it.
   if (const void* nul = std::memchr(line.data(), 0, line.size()))
     line = line.substr(0, std::size_t(static_cast<const char*>(nul) - line.data()));
+  // A UTF-8 byte order mark at the start is skipped, as nlohmann-json always did; `whole` keeps
+  // it for nlohmann-json's validator, which skips one itself.
+  const std::string_view whole = line;
+  if (line.size() >= 3 && std::memcmp(line.data(), "\xEF\xBB\xBF", 3) == 0) line.remove_prefix(3);
   thread_local State st;
   std::memcpy(st.line.get(), line.data(), line.size());
   std::memset(st.line.get() + line.size(), 0, simdjson::SIMDJSON_PADDING);
@@ -528,7 +531,7 @@ Decoded decode(std::string_view line) {
     od::json_type type;
     e = doc.type().get(type);
     if (!e && type != od::json_type::object) {
-      d.error = validJson(line) ? "not a JSON object" : "not valid JSON";
+      d.error = validJson(whole) ? "not a JSON object" : "not valid JSON";
       return d;
     }
     if (!e) e = readLine(doc, st.top, st.times);
@@ -536,7 +539,7 @@ Decoded decode(std::string_view line) {
   if (e) {
     // simdjson refused the line: it is not valid JSON, or (never seen yet) simdjson is stricter
     // than JSON somewhere; say which rather than call valid JSON invalid.
-    d.error = validJson(line)
+    d.error = validJson(whole)
                   ? std::string("JSON this decoder cannot read: ") + simdjson::error_message(e)
                   : "not valid JSON";
     return d;

@@ -99,6 +99,8 @@ class TestWire : public QObject {
         << QByteArray(R"({"type":"error","rank":0,"message":"\ud800"})");
     QTest::newRow("number past a double")
         << QByteArray(R"({"type":"error","rank":0,"message":"m","x":1e400})");
+    QTest::newRow("two byte order marks")
+        << QByteArray("\xEF\xBB\xBF\xEF\xBB\xBF{\"type\":\"error\",\"rank\":0,\"message\":\"m\"}");
     QTest::newRow("leading zero") << QByteArray(R"({"type":"error","rank":01,"message":"m"})");
     QTest::newRow("step not an integer") << QByteArray(
         R"({"type":"step","rank":0,"epoch":0,"step":1.0,"loss":1,"global_loss":1,"samples":1,"lr":1,"time":1})");
