@@ -256,6 +256,26 @@ error_code checkValue(od::value v) {
   return readValue(v, ignored);
 }
 
+// Reads an object's fields into `f`: a known one's value through read(id, value, slot), the
+// others only checked.
+template <std::size_t N, typename Read>
+error_code readFields(od::object& o, Fields<N>& f, Read&& read) {
+  for (auto field : o) {
+    std::string_view key;
+    if (error_code e = field.unescaped_key().get(key)) return e;
+    const int id = f.names->find(key);
+    if (id < 0) {
+      f.other(key);
+      if (error_code e = checkValue(field.value())) return e;
+      continue;
+    }
+    Value& s = f.slot[std::size_t(id)];
+    s = Value();
+    if (error_code e = read(id, field.value(), s)) return e;
+  }
+  return SUCCESS;
+}
+
 error_code readTimes(od::value v, Fields<kTimesCount>& times, Value& slot) {
   od::json_type type;
   if (error_code e = v.type().get(type)) return e;
@@ -264,41 +284,17 @@ error_code readTimes(od::value v, Fields<kTimesCount>& times, Value& slot) {
   slot.kind = Value::Object;
   od::object o;
   if (error_code e = v.get_object().get(o)) return e;
-  for (auto field : o) {
-    std::string_view key;
-    if (error_code e = field.unescaped_key().get(key)) return e;
-    const int id = times.names->find(key);
-    if (id < 0) {
-      times.other(key);
-      if (error_code e = checkValue(field.value())) return e;
-    } else {
-      Value& s = times.slot[std::size_t(id)];
-      s = Value();
-      if (error_code e = readValue(field.value(), s)) return e;
-    }
-  }
-  return SUCCESS;
+  return readFields(o, times, [](int, od::value value, Value& s) { return readValue(value, s); });
 }
 
 // Reads a whole line's object into the slots. Anything but SUCCESS: simdjson found the line bad.
 error_code readLine(od::document& doc, Fields<kTopCount>& top, Fields<kTimesCount>& times) {
   od::object o;
   if (error_code e = doc.get_object().get(o)) return e;
-  for (auto field : o) {
-    std::string_view key;
-    if (error_code e = field.unescaped_key().get(key)) return e;
-    const int id = top.names->find(key);
-    if (id < 0) {
-      top.other(key);
-      if (error_code e = checkValue(field.value())) return e;
-      continue;
-    }
-    Value& s = top.slot[std::size_t(id)];
-    s = Value();
-    const error_code e =
-        id == kTimeMs ? readTimes(field.value(), times, s) : readValue(field.value(), s);
-    if (e) return e;
-  }
+  const error_code e = readFields(o, top, [&](int id, od::value value, Value& s) {
+    return id == kTimeMs ? readTimes(value, times, s) : readValue(value, s);
+  });
+  if (e) return e;
   // Nothing may follow the object.
   const char* rest = nullptr;
   return doc.current_location().get(rest) == simdjson::OUT_OF_BOUNDS ? SUCCESS
