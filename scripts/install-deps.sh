@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libgloo-dev                   # engine: LibTorch 1.13 (CPU) and Gloo collectives
   libopenblas0-pthread                       # fast BLAS behind libblas.so.3 (LibTorch links it)
   nlohmann-json3-dev libcli11-dev zlib1g-dev # wire format, CLI flags, gzip'd idx files
+  libsimdjson-dev                            # wire decoding in the monitor (On-Demand API)
   libgtest-dev                               # engine unit tests (Torch code cannot use Qt Test)
   clang libclang-rt-14-dev                   # libFuzzer targets and sanitizers
   dataset-fashion-mnist                      # real training data

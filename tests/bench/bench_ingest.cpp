@@ -2,7 +2,10 @@
 // MetricsServer's reader, the codec, and the MetricsStore — with 8 ranks streaming at once
 // through real Unix-domain sockets. The reader is one thread; its CPU time gives the figure "on
 // one core" (the writer threads share the machine, so the wall-clock rate is printed too).
-// Target: >= 200,000 messages/s. Usage: bench_ingest [messages_per_rank] [ranks]
+// Side by side in the same run: the decoder alone, the product's (simdjson On-Demand) and its
+// peer, the nlohmann-json DOM decoder it replaced (they must agree on every message), and the
+// whole path's rate with the peer's decode time in place of the product's.
+// Target: >= 1,500,000 messages/s on one core. Usage: bench_ingest [messages_per_rank] [ranks]
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "wire.h"
+#include "wire_decode_nlohmann.h"
 
 using namespace ddpdesk;
 
@@ -69,23 +73,33 @@ int main(int argc, char** argv) {
   for (const auto& p : payload) bytes += p.size();
   const long total = perRank * ranks + ranks;  // + hellos
 
-  // The parts alone, single-threaded: which one costs what.
-  std::vector<wire::Message> decoded;
-  decoded.reserve(std::size_t(perRank) + 1);
+  // The parts alone, single-threaded: which one costs what, with each decoder.
   QElapsedTimer t;
-  double codecS = 0;
-  for (int pass = 0; pass < 2; ++pass) {  // the first pass warms caches and the allocator
-    decoded.clear();
-    t.start();
-    const std::string& s = payload[0];
-    std::size_t pos = 0;
-    while (pos < s.size()) {
-      const std::size_t nl = s.find('\n', pos);
-      decoded.push_back(*wire::decode(std::string_view(s).substr(pos, nl - pos)).message);
-      pos = nl + 1;
+  auto decodeAll = [&](wire::Decoded (*decoder)(std::string_view),
+                       std::vector<wire::Message>& out) {
+    double best = 1e30;
+    for (int pass = 0; pass < 3; ++pass) {  // the best of three: the machine may be shared
+      out.clear();
+      out.reserve(std::size_t(perRank) + 1);
+      t.start();
+      const std::string& s = payload[0];
+      std::size_t pos = 0;
+      while (pos < s.size()) {
+        const std::size_t nl = s.find('\n', pos);
+        out.push_back(*decoder(std::string_view(s).substr(pos, nl - pos)).message);
+        pos = nl + 1;
+      }
+      best = std::min(best, double(t.nsecsElapsed()) * 1e-9);
     }
-    codecS = double(t.nsecsElapsed()) * 1e-9;
-  }
+    return best;
+  };
+  std::vector<wire::Message> decoded, peerDecoded;
+  const double codecS = decodeAll(&wire::decode, decoded);
+  const double peerS = decodeAll(&bench::decodeWithNlohmann, peerDecoded);
+  bool agree = decoded.size() == peerDecoded.size();
+  for (std::size_t i = 0; agree && i < decoded.size(); ++i)
+    agree = wire::encode(decoded[i]) == wire::encode(peerDecoded[i]);
+  peerDecoded = {};
   MetricsStore alone;
   t.restart();
   alone.ingest(decoded);
@@ -133,11 +147,21 @@ int main(int argc, char** argv) {
               double(total) / cpuS, cpuS);
   std::printf("  wall clock with the writers sharing the cores: %.0f msg/s (%.2f s)\n",
               double(total) / wallS, wallS);
-  std::printf("  parts alone: codec decode %.0f msg/s (%.2f us/msg), store ingest %.0f msg/s\n",
-              double(decoded.size()) / codecS, codecS * 1e6 / double(decoded.size()),
-              double(decoded.size()) / storeS);
-  const bool ok = store.messageCount() == total && c.malformed == 0;
-  std::printf("  target 200000 msg/s on one core: %s\n",
-              !ok ? "INCOMPLETE" : (double(total) / cpuS >= 200000 ? "met" : "NOT met"));
+  const double n = double(decoded.size());
+  std::printf("  parts alone: decode %.0f msg/s (%.2f us/msg), store ingest %.0f msg/s\n",
+              n / codecS, codecS * 1e6 / n, n / storeS);
+  std::printf(
+      "  peer: nlohmann-json DOM decode %.0f msg/s (%.2f us/msg): simdjson is %.1fx as fast;"
+      " the two agree on every message: %s\n",
+      n / peerS, peerS * 1e6 / n, peerS / codecS, agree ? "yes" : "NO");
+  // The whole path had it decoded with the peer: this run's reader CPU time, each message's
+  // decode swapped for the peer's.
+  const double peerCpuS = cpuS + double(total) * (peerS - codecS) / n;
+  std::printf(
+      "  reader+codec+store with the peer decoder (estimated): %.0f msg/s; this one %.1fx\n",
+      double(total) / peerCpuS, peerCpuS / cpuS);
+  const bool ok = store.messageCount() == total && c.malformed == 0 && agree;
+  std::printf("  target 1500000 msg/s on one core: %s\n",
+              !ok ? "INCOMPLETE" : (double(total) / cpuS >= 1500000 ? "met" : "NOT met"));
   return ok ? 0 : 1;
 }

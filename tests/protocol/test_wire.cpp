@@ -2,6 +2,8 @@
 // unknown types and fields are ignored and counted, not rejected; hellos carry a version range.
 #include <QtTest>
 
+#include <QDir>
+#include <QFile>
 #include <cmath>
 
 #include "wire.h"
@@ -82,6 +84,28 @@ class TestWire : public QObject {
     QTest::newRow("hello range excludes v") << QByteArray(
         R"({"type":"hello","v":1,"v_min":2,"v_max":3,"token":"t","rank":0,"world":1,"pid":1,"host":"h","device":"cpu"})");
     // A known type with a bad known field stays malformed, unknown fields or not.
+    // Invalid JSON anywhere makes the line malformed, also inside a value nobody reads, in a
+    // type nobody knows, or after the object.
+    QTest::newRow("bad JSON in unknown field")
+        << QByteArray(R"({"type":"error","rank":0,"message":"m","x":[1,{"a":tru}]})");
+    QTest::newRow("bad JSON in unknown type") << QByteArray(R"({"type":"hist","bins":[1,2,]})");
+    QTest::newRow("trailing object") << QByteArray(R"({"type":"error","rank":0,"message":"m"}{})");
+    QTest::newRow("trailing text") << QByteArray(R"({"type":"error","rank":0,"message":"m"} x)");
+    QTest::newRow("NUL after a number")
+        << QByteArray("{\"type\":\"error\",\"rank\":0\0,\"message\":\"m\"}", 40);
+    QTest::newRow("control character in a string")
+        << QByteArray("{\"type\":\"error\",\"rank\":0,\"message\":\"a\tb\"}");
+    QTest::newRow("lone surrogate")
+        << QByteArray(R"({"type":"error","rank":0,"message":"\ud800"})");
+    QTest::newRow("number past a double")
+        << QByteArray(R"({"type":"error","rank":0,"message":"m","x":1e400})");
+    QTest::newRow("two byte order marks")
+        << QByteArray("\xEF\xBB\xBF\xEF\xBB\xBF{\"type\":\"error\",\"rank\":0,\"message\":\"m\"}");
+    QTest::newRow("leading zero") << QByteArray(R"({"type":"error","rank":01,"message":"m"})");
+    QTest::newRow("step not an integer") << QByteArray(
+        R"({"type":"step","rank":0,"epoch":0,"step":1.0,"loss":1,"global_loss":1,"samples":1,"lr":1,"time":1})");
+    QTest::newRow("time_ms not an object") << QByteArray(
+        R"({"type":"step","rank":0,"epoch":0,"step":1,"loss":1,"global_loss":1,"samples":1,"lr":1,"time":1,"time_ms":[]})");
     QTest::newRow("step bad loss, extra field") << QByteArray(
         R"({"type":"step","rank":0,"epoch":0,"step":1,"loss":"x","global_loss":1,"samples":1,"lr":1,"time":1,"new":1})");
   }
@@ -237,6 +261,68 @@ class TestWire : public QObject {
     std::string bad = line;
     bad.replace(bad.find("\"time_ms\":{"), 11, "\"time_ms\":7,\"x\":{");
     QVERIFY(!decode(bad).message.has_value());
+  }
+
+  // What a JSON DOM made of a line is what the decoder reads: the last of a key given twice,
+  // escaped keys by their meaning, integers past 64 bits as doubles, long decimals rounded, a byte
+  // order mark skipped; and the unknown field named is the first in key order.
+  void decodesAsAJsonDomWould() {
+    Decoded d = decode(R"({"type":"error","rank":0,"message":"a","message":"b","x":1,"x":2})");
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    QCOMPARE(std::get<Error>(*d.message).message, std::string("b"));
+    QCOMPARE(d.unknown_fields, 1);
+    d = decode(R"({"typ\u0065":"error","r\u0061nk":1,"message":"\u00e9"})");
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    QCOMPARE(std::get<Error>(*d.message).rank, 1);
+    QCOMPARE(std::get<Error>(*d.message).message, std::string("\xc3\xa9"));
+    d = decode(
+        R"({"type":"step","rank":0,"epoch":0,"step":1,"loss":1e300,"global_loss":123456789012345678901234567890,)"
+        R"("samples":18446744073709551615,"lr":-0,"time":0.33333333333333333333333333,"zz":1,"aa":{"b":[null]}})");
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    const Step& s = std::get<Step>(*d.message);
+    QCOMPARE(s.loss, 1e300);
+    QCOMPARE(s.global_loss, 123456789012345678901234567890.0);
+    QCOMPARE(s.samples, std::int64_t(-1));  // an unsigned 64-bit integer, read as a signed one
+    QCOMPARE(s.lr, 0.0);
+    QCOMPARE(s.time, 1.0 / 3);  // more digits than a double holds
+    QCOMPARE(d.unknown_fields, 2);
+    QCOMPARE(QString::fromStdString(d.unknown_field), QStringLiteral("aa"));
+    d = decode("\xEF\xBB\xBF{\"type\":\"error\",\"rank\":0,\"message\":\"m\"}");
+    QVERIFY2(d.message.has_value(), d.error.c_str());
+    // A NUL byte ends the line (what follows it is not read).
+    const char nul[] = "{\"type\":\"error\",\"rank\":0,\"message\":\"m\"}\0junk";
+    QVERIFY(decode(std::string_view(nul, sizeof nul - 1)).message.has_value());
+    // Whitespace around the object and inside it is fine.
+    QVERIFY(decode(" \t{ \"type\" : \"error\" , \"rank\":0,\"message\":\"m\" } ").message);
+    // Not an object, though valid JSON, and not JSON at all: different reasons.
+    QCOMPARE(QString::fromStdString(decode("[1,2]").error), QStringLiteral("not a JSON object"));
+    QCOMPARE(QString::fromStdString(decode("[1,2").error), QStringLiteral("not valid JSON"));
+  }
+
+  // Every line of the fuzzer's corpus gets exactly one outcome (decoded, ignored or rejected),
+  // and what decodes encodes to a line that decodes to the same message again.
+  void fuzzCorpusDecodes() {
+    const QDir dir(QStringLiteral(DDPDESK_WIRE_CORPUS));
+    const QStringList files = dir.entryList(QDir::Files);
+    QVERIFY(files.size() >= 5);
+    int decoded = 0;
+    for (const QString& name : files) {
+      QFile f(dir.filePath(name));
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QByteArray bytes = f.readAll();
+      const Decoded d = decode(std::string_view(bytes.constData(), std::size_t(bytes.size())));
+      const int outcomes =
+          int(d.message.has_value()) + int(!d.ignored.empty()) + int(!d.error.empty());
+      QVERIFY2(outcomes == 1, qPrintable(name));
+      if (!d.message) continue;
+      ++decoded;
+      const std::string again = encode(*d.message);
+      const Decoded back = decode(again);
+      QVERIFY2(back.message.has_value(), qPrintable(name));
+      QCOMPARE(back.unknown_fields, 0);
+      QCOMPARE(encode(*back.message), again);
+    }
+    QVERIFY(decoded >= 5);
   }
 
   void trailingNewlineIgnored() {

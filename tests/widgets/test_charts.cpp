@@ -184,6 +184,27 @@ class TestCharts : public QObject {
       QCOMPARE(g->smoothedSeries().value(i), expected[i]);
   }
 
+  // Switching a big chart to wall time rebuilds on the worker thread like the other axes (the
+  // GUI thread never maps millions of keys), with a resumed session's restarted clock shifted
+  // to follow the first one.
+  void wallTimeSwitchOfABigChartRebuildsOnAWorker() {
+    MetricsStore store;
+    run(store, 1, 1000);
+    run(store, 1001, 2000, 2, -100.0);  // resumed: its clock starts again at 0.1 s
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    chart.setAsyncThreshold(0);
+    chart.setXAxis(XAxis::WallTime);
+    QVERIFY(chart.isLoading());
+    QTRY_VERIFY(!chart.isLoading());
+    for (const char* name : {"rank 0", "rank 1", "global"}) {
+      const std::vector<double> k = keys(chart.curve(name));
+      QCOMPARE(k.size(), std::size_t(2000));
+      for (std::size_t i = 0; i < k.size(); ++i)
+        QVERIFY2(std::abs(k[i] - double(i + 1) * 0.1) < 1e-9, name);
+    }
+  }
+
   // A store cleared while its curves are being rebuilt: the stale result is dropped.
   void clearDuringAsyncRebuild() {
     MetricsStore store;
