@@ -84,13 +84,15 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
   QObject::connect(&queue, &RunQueue::entryStarted, [&](int id) {
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];
     progress = std::make_unique<ProgressPrinter>(e.spec.epochs);
-    err(QStringLiteral("queue: run %1/%2 (%3) %4 in %5")
+    QStringList pids;
+    for (qint64 pid : controller.pids()) pids << QString::number(pid);
+    err(QStringLiteral("queue: run %1/%2 (%3) %4 in %5, pids %6")
             .arg(queue.indexOf(id) + 1)
             .arg(total)
             .arg(label(e))
             .arg(controller.spec().resume.empty() ? QStringLiteral("started")
                                                   : QStringLiteral("resumed"))
-            .arg(e.runDir));
+            .arg(e.runDir, pids.join(QLatin1Char(' '))));
   });
   QObject::connect(&queue, &RunQueue::entryEnded, [&](int id) {
     if (progress) progress->finish(controller.store()->progress());
