@@ -2,8 +2,6 @@
 
 #include <QCoreApplication>
 #include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QTimer>
 #include <cstdio>
 #include <iostream>
@@ -22,31 +20,11 @@ void err(const QString& text) {
   std::cerr << "ddpdesk: " << text.toStdString() << std::endl;
 }
 
-// What sets an entry apart: a sweep's fields, or the spec's main ones.
-QString label(const QueueEntry& e) {
-  const QJsonObject fields = e.extra.value(QLatin1String("fields")).toObject();
-  if (!fields.isEmpty()) {
-    QStringList parts;
-    for (auto it = fields.begin(); it != fields.end(); ++it)
-      parts << it.key() + '=' +
-                   QString::fromUtf8(
-                       QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact))
-                       .mid(1)
-                       .chopped(1);
-    return parts.join(QStringLiteral(", "));
-  }
-  return QStringLiteral("%1, %2 rank(s), batch %3 x accum %4")
-      .arg(QString::fromStdString(e.spec.task))
-      .arg(e.spec.nproc)
-      .arg(e.spec.batch_size)
-      .arg(e.spec.accum_steps);
-}
-
 void printSummary(const RunQueue& queue) {
   std::printf("\n%-4s %-12s %-40s %s\n", "id", "state", "run", "run directory");
   for (const QueueEntry& e : queue.entries())
     std::printf("%-4d %-12s %-40s %s\n", e.id, QueueEntry::stateName(e.state).toUtf8().constData(),
-                label(e).toUtf8().constData(), e.runDir.toUtf8().constData());
+                e.label().toUtf8().constData(), e.runDir.toUtf8().constData());
   std::fflush(stdout);
 }
 
@@ -89,7 +67,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     err(QStringLiteral("queue: run %1/%2 (%3) %4 in %5, pids %6")
             .arg(queue.indexOf(id) + 1)
             .arg(total)
-            .arg(label(e))
+            .arg(e.label())
             .arg(controller.spec().resume.empty() ? QStringLiteral("started")
                                                   : QStringLiteral("resumed"))
             .arg(e.runDir, pids.join(QLatin1Char(' '))));
@@ -174,8 +152,7 @@ int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   RunQueue queue(&controller);
   queue.load(SweepDirectory::queuePath(dir));  // no file yet: an empty queue kept there
   queue.setStopOnFailure(plan.stop_on_failure);
-  for (std::size_t i = 0; i < plan.runs.size(); ++i)
-    queue.add(plan.runs[i].spec, SweepDirectory::entryExtra(dir, int(i) + 1, plan.runs[i]));
+  SweepDirectory::addRuns(plan, dir, &queue);
   err(QStringLiteral("sweep directory %1: %2 run(s), %3 skipped (after a crash, continue with "
                      "--queue %4)")
           .arg(dir)

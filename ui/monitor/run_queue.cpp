@@ -79,6 +79,21 @@ QString QueueEntry::stateName(State s) {
   return {};
 }
 
+QString QueueEntry::label() const {
+  const QJsonObject fields = extra.value(QLatin1String("fields")).toObject();
+  if (!fields.isEmpty()) {
+    QStringList parts;
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+      parts << it.key() + '=' + valueText(it.value());
+    return parts.join(QStringLiteral(", "));
+  }
+  return QStringLiteral("%1, %2 rank(s), batch %3 x accum %4")
+      .arg(QString::fromStdString(spec.task))
+      .arg(spec.nproc)
+      .arg(spec.batch_size)
+      .arg(spec.accum_steps);
+}
+
 RunQueue::RunQueue(RunController* controller, QObject* parent)
     : QObject(parent), controller_(controller) {
   launcher_ = [this](const RunSpec& spec, QString* error) {
@@ -344,7 +359,12 @@ void RunQueue::startNext() {
 }
 
 void RunQueue::onControllerState() {
-  if (current_ < 0 || !RunController::isTerminal(controller_->state())) return;
+  if (!RunController::isTerminal(controller_->state())) return;
+  if (current_ < 0) {
+    // A run started elsewhere (the Start button) ended: the queue waiting behind it goes on.
+    QTimer::singleShot(0, this, &RunQueue::startNext);
+    return;
+  }
   const int id = current_;
   current_ = -1;
   if (QueueEntry* e = find(id)) {

@@ -36,6 +36,9 @@ struct QueueEntry {
   // Queued, Stopped and Interrupted entries still have to run.
   bool pending() const;
   static QString stateName(State s);  // "queued", "running", ...
+  // What sets it apart, in a line: a sweep's fields ("accum_steps=2, batch_size=16"), or the
+  // spec's main ones ("seed, 2 rank(s), batch 4 x accum 1").
+  QString label() const;
 };
 
 class RunQueue : public QObject {

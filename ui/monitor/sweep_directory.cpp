@@ -78,10 +78,11 @@ QString SweepDirectory::create(const SweepPlan& plan, const QByteArray& definiti
   return dir;
 }
 
-QJsonObject SweepDirectory::entryExtra(const QString& dir, int k, const SweepRun& run) {
-  return {{QStringLiteral("sweep"), dir},
-          {QStringLiteral("sweep_run"), k},
-          {QStringLiteral("fields"), toQt(run.fields)}};
+void SweepDirectory::addRuns(const SweepPlan& plan, const QString& dir, RunQueue* queue) {
+  for (std::size_t i = 0; i < plan.runs.size(); ++i)
+    queue->add(plan.runs[i].spec, {{QStringLiteral("sweep"), dir},
+                                   {QStringLiteral("sweep_run"), int(i) + 1},
+                                   {QStringLiteral("fields"), toQt(plan.runs[i].fields)}});
 }
 
 bool SweepDirectory::record(const QueueEntry& entry, bool removed, QString* error) {

@@ -32,8 +32,9 @@ class SweepDirectory {
   // (every run queued, the skipped combinations). Returns the directory, or empty with *error.
   static QString create(const SweepPlan& plan, const QByteArray& definition,
                         QString* error = nullptr, const QString& root = sweepsRoot());
-  // What run `k` (1-based) of the sweep in `dir` carries in its queue entry.
-  static QJsonObject entryExtra(const QString& dir, int k, const SweepRun& run);
+  // Queues every run of the sweep in `dir` (made by create()), each entry carrying the sweep's
+  // directory, its run number and fields.
+  static void addRuns(const SweepPlan& plan, const QString& dir, RunQueue* queue);
   // Writes a queue entry's state, run directory and reason into its sweep's index.json (when
   // it belongs to a sweep); `removed` marks an entry taken out of the queue.
   static bool record(const QueueEntry& entry, bool removed = false, QString* error = nullptr);
