@@ -30,18 +30,13 @@ class TestHeadlessQueue : public QObject {
     QString out, err;
   };
   Result run(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert(QStringLiteral("XDG_DATA_HOME"), data->filePath(QStringLiteral("xdg")));
-    e.insert(QStringLiteral("DDPDESK_WORKER"), fakeWorker());
-    e.insert(QStringLiteral("FAKE_STEPS"), QStringLiteral("6"));
-    p.setProcessEnvironment(e);
-    p.start(QStringLiteral(DDPDESK_BIN), QStringList{QStringLiteral("--headless")} + args);
+    auto p = startHeadless(QStringLiteral(DDPDESK_BIN), fakeWorker(),
+                           data->filePath(QStringLiteral("xdg")), args);
     Result r;
-    if (!p.waitForFinished(kTimeout) || p.exitStatus() != QProcess::NormalExit) return r;
-    r.code = p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
+    if (!p->waitForFinished(kTimeout) || p->exitStatus() != QProcess::NormalExit) return r;
+    r.code = p->exitCode();
+    r.out = QString::fromUtf8(p->readAllStandardOutput());
+    r.err = QString::fromUtf8(p->readAllStandardError());
     return r;
   }
   QString write(const QString& name, const QByteArray& text) {
@@ -64,6 +59,7 @@ class TestHeadlessQueue : public QObject {
   bool wroteAnything() const { return QDir(data->filePath(QStringLiteral("xdg"))).exists(); }
 
  private Q_SLOTS:
+  void initTestCase() { qputenv("FAKE_STEPS", "6"); }  // the ranks inherit it
   void init() {
     data = std::make_unique<QTemporaryDir>();
     QVERIFY(data->isValid());

@@ -31,32 +31,13 @@ class TestQueueKilled : public QObject {
   QTemporaryDir data;
 
   std::unique_ptr<QProcess> headless(const QStringList& args) {
-    auto p = std::make_unique<QProcess>();
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert(QStringLiteral("XDG_DATA_HOME"), data.path());
-    e.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
-    p->setProcessEnvironment(e);
-    p->start(QStringLiteral(DDPDESK_BIN), QStringList{QStringLiteral("--headless")} + args);
-    return p;
+    return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER),
+                         data.path(), args);
   }
   QJsonArray entries() const {
     QFile f(data.filePath(QStringLiteral("queue.json")));
     if (!f.open(QIODevice::ReadOnly)) return {};
     return QJsonDocument::fromJson(f.readAll()).object().value(QLatin1String("entries")).toArray();
-  }
-  // True once metrics.jsonl holds step messages from both ranks: their signal handlers are in.
-  static bool bothRanksStepping(const QString& dir) {
-    QFile f(RunDirectory::metricsPath(dir));
-    if (!f.open(QIODevice::ReadOnly)) return false;
-    bool stepped[2] = {false, false};
-    for (const QByteArray& line : f.readAll().split('\n')) {
-      const QJsonObject o = QJsonDocument::fromJson(line).object();
-      const int rank = o.value(QStringLiteral("rank")).toInt(-1);
-      if (o.value(QStringLiteral("type")).toString() == QLatin1String("step") && rank >= 0 &&
-          rank < 2)
-        stepped[rank] = true;
-    }
-    return stepped[0] && stepped[1];
   }
 
  private Q_SLOTS:
@@ -90,7 +71,8 @@ class TestQueueKilled : public QObject {
     }
     QVERIFY2(!dir.isEmpty(), qPrintable(err));
     QCOMPARE(pids.size(), 2);
-    for (int i = 0; i < kTimeout / 5 && !bothRanksStepping(dir); ++i) QTest::qWait(5);
+    for (int i = 0; i < kTimeout / 5 && !bothRanksStepping(RunDirectory::metricsPath(dir)); ++i)
+      QTest::qWait(5);
     ::kill(pid_t(first->processId()), SIGKILL);
     QVERIFY(first->waitForFinished(kTimeout));
     QTRY_VERIFY_WITH_TIMEOUT(notRunning(pids[0]) && notRunning(pids[1]), kTimeout);
