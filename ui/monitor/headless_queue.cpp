@@ -1,5 +1,6 @@
 #include "headless_queue.h"
 
+#include <CLI/CLI.hpp>
 #include <QCoreApplication>
 #include <QFile>
 #include <QTimer>

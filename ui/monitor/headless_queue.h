@@ -9,7 +9,11 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
+// CLI11 stays out of this header, as out of spec_flags.h.
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace ddpdesk {
 
