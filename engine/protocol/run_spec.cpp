@@ -441,7 +441,9 @@ SpecResult parse_run_spec(const std::string& text) {
 const std::vector<FieldInfo>& run_spec_fields() {
   static const std::vector<FieldInfo> infos = [] {
     std::vector<FieldInfo> v;
-    for (const auto& f : fields()) v.push_back({f.key, f.help, f.kind == Kind::Bool});
+    for (const auto& f : fields())
+      v.push_back(
+          {f.key, f.help, f.kind == Kind::Bool, f.kind == Kind::Int || f.kind == Kind::Real});
     return v;
   }();
   return infos;

@@ -105,6 +105,7 @@ struct FieldInfo {
   const char* key;
   const char* help;
   bool boolean = false;  // 0 or 1 (JSON also takes true/false): a checkbox in the GUI
+  bool numeric = false;  // an integer or real number: a sweep may vary it
 };
 const std::vector<FieldInfo>& run_spec_fields();
 

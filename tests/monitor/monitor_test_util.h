@@ -5,13 +5,17 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QList>
+#include <QProcess>
 #include <QProcessEnvironment>
 #include <QString>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cerrno>
 #include <csignal>
+#include <memory>
 
 #include "run_spec.h"
 
@@ -78,6 +82,35 @@ inline QProcessEnvironment fakeEnv(std::initializer_list<std::pair<const char*, 
   QProcessEnvironment env;
   for (const auto& [k, v] : vars) env.insert(QString::fromLatin1(k), v);
   return env;
+}
+
+// `<program> --headless <args>` (the ddpdesk binary) started with `worker` as its ranks' program
+// and its data directory under `xdgData`.
+inline std::unique_ptr<QProcess> startHeadless(const QString& program, const QString& worker,
+                                               const QString& xdgData, const QStringList& args) {
+  auto p = std::make_unique<QProcess>();
+  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+  e.insert(QStringLiteral("XDG_DATA_HOME"), xdgData);
+  e.insert(QStringLiteral("DDPDESK_WORKER"), worker);
+  p->setProcessEnvironment(e);
+  p->start(program, QStringList{QStringLiteral("--headless")} + args);
+  return p;
+}
+
+// True once a run's metrics.jsonl holds step messages from ranks 0 and 1: their signal handlers
+// are in, so a stop (or the monitor's death) is graceful rather than racing their start-up.
+inline bool bothRanksStepping(const QString& metricsPath) {
+  QFile f(metricsPath);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  bool stepped[2] = {false, false};
+  for (const QByteArray& line : f.readAll().split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    const int rank = o.value(QStringLiteral("rank")).toInt(-1);
+    if (o.value(QStringLiteral("type")).toString() == QLatin1String("step") && rank >= 0 &&
+        rank < 2)
+      stepped[rank] = true;
+  }
+  return stepped[0] && stepped[1];
 }
 
 }  // namespace ddpdesk::test

@@ -29,13 +29,8 @@ class TestKilledMonitor : public QObject {
   QTemporaryDir data;
 
   std::unique_ptr<QProcess> headless(const QStringList& args) {
-    auto p = std::make_unique<QProcess>();
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert(QStringLiteral("XDG_DATA_HOME"), data.path());
-    e.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
-    p->setProcessEnvironment(e);
-    p->start(QStringLiteral(DDPDESK_BIN), QStringList{QStringLiteral("--headless")} + args);
-    return p;
+    return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER),
+                         data.path(), args);
   }
   // Reads the monitor's stderr until it named the run directory and the ranks' pids.
   static bool waitForStart(QProcess& p, QString* dir, QList<qint64>* pids) {
@@ -53,20 +48,6 @@ class TestKilledMonitor : public QObject {
     }
     return false;
   }
-  // True once metrics.jsonl holds step messages from both ranks: their signal handlers are in.
-  static bool bothRanksStepping(const QString& dir) {
-    QFile f(RunDirectory::metricsPath(dir));
-    if (!f.open(QIODevice::ReadOnly)) return false;
-    bool stepped[2] = {false, false};
-    for (const QByteArray& line : f.readAll().split('\n')) {
-      const QJsonObject o = QJsonDocument::fromJson(line).object();
-      const int rank = o.value(QStringLiteral("rank")).toInt(-1);
-      if (o.value(QStringLiteral("type")).toString() == QLatin1String("step") && rank >= 0 &&
-          rank < 2)
-        stepped[rank] = true;
-    }
-    return stepped[0] && stepped[1];
-  }
 
  private Q_SLOTS:
   void initTestCase() { QVERIFY(data.isValid()); }
@@ -79,7 +60,7 @@ class TestKilledMonitor : public QObject {
     QList<qint64> pids;
     QVERIFY(waitForStart(*monitor, &dir, &pids));
     QCOMPARE(pids.size(), 2);
-    QTRY_VERIFY_WITH_TIMEOUT(bothRanksStepping(dir), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(bothRanksStepping(RunDirectory::metricsPath(dir)), kTimeout);
 
     ::kill(pid_t(monitor->processId()), SIGKILL);
     QVERIFY(monitor->waitForFinished(kTimeout));

@@ -1,8 +1,6 @@
 #include "headless_runner.h"
 
-#include <unistd.h>
 #include <QCoreApplication>
-#include <QElapsedTimer>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -12,7 +10,9 @@
 #include "breakdown_text.h"
 #include "compare_headless.h"
 #include "device_probe.h"
+#include "headless_queue.h"
 #include "metrics_store.h"
+#include "progress_printer.h"
 #include "progress_text.h"
 #include "run_controller.h"
 #include "signal_notifier.h"
@@ -27,52 +27,6 @@ namespace {
 void err(const QString& text) {
   std::cerr << "ddpdesk: " << text.toStdString() << std::endl;
 }
-
-// Prints the progress line: redrawn in place on a terminal, one line every few seconds (and at
-// every new epoch) when the output is a file or pipe, so logs stay readable.
-class ProgressPrinter {
- public:
-  explicit ProgressPrinter(int totalEpochs)
-      : epochs_(totalEpochs), tty_(::isatty(STDOUT_FILENO) == 1) {
-    since_.start();
-  }
-
-  void update(const RunProgress& p) {
-    if (p.step == 0) return;  // nothing trained yet: the line would be all blanks
-    const bool newEpoch = p.epoch != lastEpoch_;
-    if (!printed_ || since_.elapsed() >= (tty_ ? 200 : 5000) || newEpoch) print(p);
-  }
-
-  void finish(const RunProgress& p) {
-    if (p.step > 0 && formatProgressLine(p, epochs_) != last_) print(p);
-    if (tty_ && printed_) std::cout << std::endl;
-  }
-
-  // Something else is about to be written: leave the in-place line alone.
-  void breakLine() {
-    if (tty_ && printed_) std::cout << std::endl;
-  }
-
- private:
-  void print(const RunProgress& p) {
-    last_ = formatProgressLine(p, epochs_);
-    const std::string line = last_.toStdString();
-    if (tty_)
-      std::cout << "\r" << line << "\x1b[K" << std::flush;
-    else
-      std::cout << line << std::endl;
-    printed_ = true;
-    lastEpoch_ = p.epoch;
-    since_.restart();
-  }
-
-  int epochs_;
-  bool tty_;
-  bool printed_ = false;
-  int lastEpoch_ = -1;
-  QString last_;
-  QElapsedTimer since_;
-};
 
 void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   const MetricsStore& store = *c.store();
@@ -216,8 +170,14 @@ int runHeadless(int argc, char** argv) {
                "ddpdesk"};
   bool headless = false;
   cli.add_flag("--headless", headless, "run in the terminal, without a window");
+  QueueOptions queue(cli);
   SpecFlags flags(cli, /*with_nproc=*/true);
   if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
+  if (queue.given()) {
+    if (const int rc = queue.check(cli); rc >= 0) return rc;
+    QCoreApplication app(argc, argv);
+    return queue.run();
+  }
   RunSpec spec;
   const auto problems = flags.build(spec);
   if (!problems.empty()) {

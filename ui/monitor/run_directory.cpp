@@ -1,5 +1,6 @@
 #include "run_directory.h"
 
+#include "atomic_file.h"
 #include "rank_endings.h"
 
 #include <QDir>
@@ -7,7 +8,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSaveFile>
 #include <QStandardPaths>
 #include <algorithm>
 #include <cmath>
@@ -27,15 +27,6 @@ QString safeName(const QString& text) {
   }
   while (out.startsWith('.')) out.remove(0, 1);
   return out.left(64);
-}
-
-bool saveAtomically(const QString& path, const QByteArray& data, QString* error) {
-  QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit()) {
-    if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-    return false;
-  }
-  return true;
 }
 
 QJsonArray toArray(const QList<int>& v) {
@@ -111,8 +102,8 @@ void RunDirectory::close() {
 }
 
 bool RunDirectory::writeSpec(const RunSpec& spec, QString* error) {
-  return saveAtomically(specPath(path_), QByteArray::fromStdString(to_json_text(spec) + "\n"),
-                        error);
+  return writeFileAtomically(specPath(path_), QByteArray::fromStdString(to_json_text(spec) + "\n"),
+                             error);
 }
 
 bool RunDirectory::appendMetrics(const QByteArray& lines) {
@@ -135,7 +126,7 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   o[QStringLiteral("ignored_lines")] = s.ignoredLines;
   o[QStringLiteral("unknown_fields")] = s.unknownFields;
   o[QStringLiteral("dropped_connections")] = s.droppedConnections;
-  return saveAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
+  return writeFileAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
 
 QString RunDirectory::specPath(const QString& dir) {

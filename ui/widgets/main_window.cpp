@@ -28,6 +28,7 @@
 #include "log_view.h"
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "queue_panel.h"
 #include "rank_table.h"
 #include "resources.h"
 #include "run_controls.h"
@@ -35,9 +36,12 @@
 #include "run_form.h"
 #include "run_history.h"
 #include "run_opener.h"
+#include "run_queue.h"
 #include "spec_settings.h"
 #include "straggler_banner.h"
 #include "straggler_watch.h"
+#include "sweep_dialog.h"
+#include "sweep_directory.h"
 #include "tensorboard_overlay.h"
 #include "throughput_chart.h"
 
@@ -64,6 +68,8 @@ MainWindow::MainWindow(QWidget* parent)
   rankModel_ = new RankTableModel(this);
   log_ = new LogView(this);
   history_ = new HistoryPanel(this);
+  queue_ = new RunQueue(controller_, this);
+  queuePanel_ = new QueuePanel(queue_, this);
   opener_ = new RunOpener(this);
   tensorBoard_ = new TensorBoardOverlay(charts_, this);
   stragglers_ = new StragglerWatch(this);
@@ -82,6 +88,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(rankView_, tr("Ranks"));
   tabs_->addTab(log_, tr("Log"));
   tabs_->addTab(history_, tr("History"));
+  tabs_->addTab(queuePanel_, tr("Queue"));
 
   auto* right = new QWidget(this);
   auto* rv = new QVBoxLayout(right);
@@ -149,6 +156,17 @@ MainWindow::MainWindow(QWidget* parent)
           [this](int, const QString& text) { log_->appendLine(LogBuffer::kMonitor, false, text); });
   connect(stragglers_, &StragglerWatch::cleared, this,
           [this](int, const QString& text) { log_->appendLine(LogBuffer::kMonitor, false, text); });
+
+  queue_->setLauncher([this](const RunSpec& spec, QString* error) {
+    if (!startLive(spec, error)) return false;
+    status(tr("Queue: started %1").arg(controller_->runDirectory()));
+    return true;
+  });
+  SweepDirectory::follow(queue_);
+  connect(queue_, &RunQueue::message, this, &MainWindow::status);
+  connect(queuePanel_, &QueuePanel::addRequested, this, &MainWindow::addToQueue);
+  connect(queuePanel_, &QueuePanel::sweepRequested, this, &MainWindow::openSweepDialog);
+  loadQueue();
 
   form_->setSpec(loadLastSpec().value_or(newcomerSpec()));
   history_->refresh();
@@ -270,20 +288,80 @@ bool MainWindow::resumeRun(const QString& runDir) {
 }
 
 bool MainWindow::launch(const RunSpec& spec) {
-  log_->clear();
-  log_->clearFailure();
-  log_->setWorld(spec.nproc);
   QString error;
-  if (!controller_->start(spec, &error)) {
+  if (!startLive(spec, &error)) {
     showError_(tr("Could not start the run: %1").arg(error));
     return false;
   }
   if (spec.resume.empty()) saveLastSpec(spec);
+  return true;
+}
+
+bool MainWindow::startLive(const RunSpec& spec, QString* error) {
+  log_->clear();
+  log_->clearFailure();
+  log_->setWorld(spec.nproc);
+  if (!controller_->start(spec, error)) return false;
   showLiveRun();
   history_->setActiveRun(controller_->runDirectory());
   history_->refresh();
   status(tr("Started %1 rank(s) in %2").arg(spec.nproc).arg(controller_->runDirectory()));
   updateActions();
+  return true;
+}
+
+void MainWindow::loadQueue() {
+  QString error;
+  if (!queue_->load(RunQueue::defaultPath(), &error)) {
+    showError_(tr("The run queue could not be read, so it starts empty: %1").arg(error));
+    return;
+  }
+  // Opening the window never starts training by itself: runs left waiting (one interrupted by
+  // a crash, say) go on when the queue is resumed.
+  if (queue_->pendingCount() > 0 && !queue_->isPaused()) {
+    queue_->setPaused(true);
+    status(tr("The queue has %1 run(s) waiting; Resume queue continues it")
+               .arg(queue_->pendingCount()));
+  }
+}
+
+bool MainWindow::addToQueue() {
+  if (!form_->isValid()) {
+    const auto errors = form_->errors();
+    showError_(tr("The configuration is not valid: %1 %2").arg(errors.firstKey(), errors.first()));
+    return false;
+  }
+  RunSpec spec = form_->spec();
+  spec.resume.clear();  // the queue resumes its own runs
+  queue_->add(spec);
+  queue_->startNext();
+  return true;
+}
+
+void MainWindow::openSweepDialog() {
+  auto* dialog = new SweepDialog(form_->spec(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this,
+          [this, dialog] { queueSweep(dialog->plan(), dialog->definition()); });
+  dialog->open();
+}
+
+bool MainWindow::queueSweep(const SweepPlan& plan, const QByteArray& definition) {
+  if (!plan.ok()) {
+    showError_(QString::fromStdString(plan.error));
+    return false;
+  }
+  QString error;
+  const QString dir = SweepDirectory::create(plan, definition, &error);
+  if (dir.isEmpty()) {
+    showError_(error);
+    return false;
+  }
+  if (plan.stop_on_failure) queue_->setStopOnFailure(true);
+  SweepDirectory::addRuns(plan, dir, queue_);
+  tabs_->setCurrentWidget(queuePanel_);
+  status(tr("Queued %1 run(s) of sweep %2").arg(plan.runs.size()).arg(dir));
+  queue_->startNext();
   return true;
 }
 

@@ -6,7 +6,7 @@
 //   |  (config,   +---------------------------------------------------------+
 //   |   presets)  | ChartsPanel: loss chart / throughput chart               |
 //   |             +---------------------------------------------------------+
-//   | launch cmd  | tabs: Ranks | Log | History                             |
+//   | launch cmd  | tabs: Ranks | Log | History | Queue                     |
 //   +-------------+---------------------------------------------------------+
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "run_controller.h"
+#include "sweep.h"
 
 class QAction;
 class QTabWidget;
@@ -30,10 +31,12 @@ class DeviceProbe;
 class HistoryPanel;
 class LogView;
 class MetricsStore;
+class QueuePanel;
 class RankTableModel;
 class RunControls;
 class RunForm;
 class RunOpener;
+class RunQueue;
 class TensorBoardOverlay;
 class StragglerBanner;
 class StragglerWatch;
@@ -51,6 +54,8 @@ class MainWindow : public QMainWindow {
   RankTableModel* rankModel() const { return rankModel_; }
   LogView* logView() const { return log_; }
   HistoryPanel* history() const { return history_; }
+  RunQueue* queue() const { return queue_; }
+  QueuePanel* queuePanel() const { return queuePanel_; }
   TensorBoardOverlay* tensorBoard() const { return tensorBoard_; }
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -76,6 +81,13 @@ class MainWindow : public QMainWindow {
   void stopRun();
   // Continues a stopped run from its directory (resume = that directory).
   bool resumeRun(const QString& runDir);
+  // Queues the form's spec (it starts at once when the queue is not paused and no run is
+  // active).
+  bool addToQueue();
+  // "Sweep…": the dialog around the form's spec; its runs go to the queue.
+  void openSweepDialog();
+  // Queues a sweep's runs, with its directory (definition, index); false with an error shown.
+  bool queueSweep(const SweepPlan& plan, const QByteArray& definition);
   // Shows runs from the history: one, or several overlaid.
   void openRuns(const QStringList& paths);
   void showLiveRun();
@@ -89,6 +101,9 @@ class MainWindow : public QMainWindow {
 
  private:
   bool launch(const RunSpec& spec);
+  // launch() without the error box: the queue reports its own failures.
+  bool startLive(const RunSpec& spec, QString* error);
+  void loadQueue();
   void onStateChanged(RunController::State state);
   void updateActions();
   void buildMenus();
@@ -104,6 +119,8 @@ class MainWindow : public QMainWindow {
   QTableView* rankView_;
   LogView* log_;
   HistoryPanel* history_;
+  RunQueue* queue_;
+  QueuePanel* queuePanel_;
   QTabWidget* tabs_;
   QAction* start_;
   QAction* stop_;

@@ -1,0 +1,14 @@
+// Files the monitor writes whole (spec.json, status.json, the queue, a sweep's index) go through
+// a temporary file and a rename, so a crash mid-write leaves the previous version, never half
+// of one.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+namespace ddpdesk {
+
+// False with *error (one line naming the file) when it could not be written.
+bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error = nullptr);
+
+}  // namespace ddpdesk

@@ -1,0 +1,113 @@
+// RunQueue: run specs waiting their turn on this machine, started one after another through one
+// RunController, and kept in a JSON file (written atomically at every change) so the queue
+// survives closing the window and a crash of the app. An entry that was running when the app
+// died reads back as Interrupted; like a Stopped one it continues from its run directory's
+// checkpoint when its turn comes again.
+//
+// File (docs/queue-and-sweeps.md):
+//   {"version": 1, "paused": false, "stop_on_failure": false,
+//    "entries": [{"id": 1, "spec": {...run spec fields...}, "state": "queued",
+//                 "run_dir": "", "reason": ""}, ...]}
+// Only "spec" is required in an entry; "fields" and "sweep" (set for the runs of a sweep) are
+// kept as they are.
+#pragma once
+
+#include <QJsonObject>
+#include <QObject>
+#include <QString>
+#include <functional>
+#include <vector>
+
+#include "run_spec.h"
+
+namespace ddpdesk {
+
+class RunController;
+
+struct QueueEntry {
+  enum class State { Queued, Running, Finished, Failed, Stopped, Interrupted };
+  int id = 0;
+  RunSpec spec;  // as queued
+  State state = State::Queued;
+  QString runDir;     // where it ran (set when it starts)
+  QString reason;     // why it failed or stopped (first line)
+  QJsonObject extra;  // "fields" and "sweep": a sweep's account of the run, kept as is
+
+  // Queued, Stopped and Interrupted entries still have to run.
+  bool pending() const;
+  static QString stateName(State s);  // "queued", "running", ...
+  // What sets it apart, in a line: a sweep's fields ("accum_steps=2, batch_size=16"), or the
+  // spec's main ones ("seed, 2 rank(s), batch 4 x accum 1").
+  QString label() const;
+};
+
+class RunQueue : public QObject {
+  Q_OBJECT
+ public:
+  // Starts runs through `controller`, which it shares with whoever else starts runs (the GUI's
+  // Start button): the queue waits while a run of theirs is active.
+  explicit RunQueue(RunController* controller, QObject* parent = nullptr);
+
+  // <GenericDataLocation>/ddpdesk/queue.json: the GUI's queue.
+  static QString defaultPath();
+  // Reads the queue from `path` (a missing file is an empty queue, written at the first change).
+  // Entries found Running were cut short by a crash: they become Interrupted. False with one
+  // line naming the entry and field when the file cannot be used; nothing is changed then.
+  bool load(const QString& path, QString* error = nullptr);
+  QString path() const { return path_; }
+  bool save(QString* error = nullptr);
+
+  // How a run is started (default: the controller's start()). The GUI passes its own, which also
+  // resets the live views.
+  using Launcher = std::function<bool(const RunSpec&, QString*)>;
+  void setLauncher(Launcher launcher) { launcher_ = std::move(launcher); }
+
+  // Queued at the end; returns the new entry's id.
+  int add(const RunSpec& spec, const QJsonObject& extra = {});
+  bool remove(int id);             // any entry but the running one
+  bool move(int id, int toIndex);  // reorder (the running entry too: order only says what is next)
+  const std::vector<QueueEntry>& entries() const { return entries_; }
+  int indexOf(int id) const;
+  int currentId() const { return current_; }
+  int pendingCount() const;
+
+  bool isPaused() const { return paused_; }
+  // Paused: the running run goes on, the next does not start. Resuming starts the next at once.
+  void setPaused(bool paused);
+  bool stopOnFailure() const { return stop_on_failure_; }
+  // A failed run pauses the queue (the default is to go on with the next).
+  void setStopOnFailure(bool stop);
+
+  // Starts the next pending entry unless paused or a run is active; emits idle() when there is
+  // nothing it may start.
+  void startNext();
+
+ Q_SIGNALS:
+  void changed();
+  void entryStarted(int id);
+  void entryEnded(int id);
+  // An entry's state, run directory or place in the queue changed (also just before removal).
+  void entryChanged(const ddpdesk::QueueEntry& entry);
+  // Nothing more will start on its own: the queue is empty of pending entries, or paused.
+  void idle();
+  // Something worth telling (a run that could not start, a file that could not be written).
+  void message(const QString& text);
+
+ private:
+  void onControllerState();
+  void persist();
+  QueueEntry* find(int id);
+
+  RunController* controller_;
+  Launcher launcher_;
+  QString path_;
+  std::vector<QueueEntry> entries_;
+  QJsonObject extra_;  // other top-level keys of the file, kept
+  int next_id_ = 1;
+  int current_ = -1;
+  bool paused_ = false;
+  bool stop_on_failure_ = false;
+  bool starting_ = false;  // inside startNext(): a synchronous failure must not recurse
+};
+
+}  // namespace ddpdesk
