@@ -5,6 +5,7 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
@@ -207,6 +208,7 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Export chart as PNG…"), charts_, &ChartsPanel::exportPngDialog);
   file->addAction(tr("Export data as CSV…"), charts_, &ChartsPanel::exportCsvDialog);
   file->addAction(tr("Open TensorBoard log…"), tensorBoard_, &TensorBoardOverlay::openDialog);
+  file->addAction(tr("Follow run…"), this, &MainWindow::followRunDialog);
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
@@ -283,6 +285,30 @@ bool MainWindow::launch(const RunSpec& spec) {
   history_->setActiveRun(controller_->runDirectory());
   history_->refresh();
   status(tr("Started %1 rank(s) in %2").arg(spec.nproc).arg(controller_->runDirectory()));
+  updateActions();
+  return true;
+}
+
+void MainWindow::followRunDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Follow a run: its directory (ranks write metrics/rank-N.jsonl there)"));
+  if (!dir.isEmpty()) followRun(dir);
+}
+
+bool MainWindow::followRun(const QString& runDir) {
+  if (controller_->isActive()) {
+    showError_(tr("A run is active: stop it or wait for it before following another"));
+    return false;
+  }
+  QString error;
+  if (!controller_->attach(runDir, &error)) {
+    showError_(tr("Could not follow the run: %1").arg(error));
+    return false;
+  }
+  log_->clear();
+  log_->clearFailure();
+  showLiveRun();
+  status(tr("Following %1").arg(controller_->runDirectory()));
   updateActions();
   return true;
 }
@@ -364,7 +390,8 @@ void MainWindow::onStateChanged(RunController::State s) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!controller_->isActive()) {
+  // A followed run's ranks are not ours: closing the window only stops following them.
+  if (!controller_->isActive() || controller_->isAttached()) {
     saveLastSpec(form_->spec());
     event->accept();
     return;

@@ -76,6 +76,10 @@ class MainWindow : public QMainWindow {
   void stopRun();
   // Continues a stopped run from its directory (resume = that directory).
   bool resumeRun(const QString& runDir);
+  // Follows a run started elsewhere (RunController::attach): its charts and rank table fill as
+  // its ranks write their metrics files. File → Follow run… asks for the directory.
+  bool followRun(const QString& runDir);
+  void followRunDialog();
   // Shows runs from the history: one, or several overlaid.
   void openRuns(const QStringList& paths);
   void showLiveRun();
