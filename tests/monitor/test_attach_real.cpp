@@ -43,6 +43,12 @@ int stepLines(const QString& runDir, int rank) {
   return n;
 }
 
+// A long run followed by `c` is under way: every hello read and a few steps in.
+bool trainingFollowed(const RunController& c) {
+  return QTest::qWaitFor(
+      [&] { return c.state() == State::Running && c.store()->global().size() >= 5; }, kTimeout);
+}
+
 }  // namespace
 
 class TestAttachReal : public QObject {
@@ -92,8 +98,7 @@ class TestAttachReal : public QObject {
     RunController c;
     QVERIFY(c.attach(dir.path()));
     HandStartedRun run(worker(), dir.path(), 2, seedArgs(500));
-    QTRY_VERIFY_WITH_TIMEOUT(c.state() == State::Running && c.store()->global().size() >= 5,
-                             kTimeout);
+    QVERIFY(trainingFollowed(c));
     c.stop();
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c.state()), kTimeout);
     QCOMPARE(c.state(), State::Stopped);
@@ -106,8 +111,7 @@ class TestAttachReal : public QObject {
     RunController c;
     QVERIFY(c.attach(dir.path()));
     HandStartedRun run(worker(), dir.path(), 2, seedArgs(500));
-    QTRY_VERIFY_WITH_TIMEOUT(c.state() == State::Running && c.store()->global().size() >= 5,
-                             kTimeout);
+    QVERIFY(trainingFollowed(c));
     ::kill(pid_t(run.pids()[1]), SIGKILL);
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c.state()), kTimeout);
     QCOMPARE(c.state(), State::Failed);

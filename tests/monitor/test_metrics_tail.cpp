@@ -10,19 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "append_bytes.h"
 #include "metrics_tail.h"
 
 using namespace ddpdesk;
+using ddpdesk::test::appendBytes;
 
 namespace {
-
-// Appends (or, with `mode` "w", rewrites) raw bytes, flushed and closed at once.
-void write(const QString& path, const std::string& bytes, const char* mode = "a") {
-  std::FILE* f = std::fopen(path.toLocal8Bit().constData(), mode);
-  QVERIFY(f);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-}
 
 struct Reader {
   MetricsTail tail;
@@ -50,13 +44,13 @@ class TestMetricsTail : public QObject {
   void init() { QFile::remove(path()); }
 
   void aPartialLineWaitsForItsEnd() {
-    write(path(), "one\ntw");
+    appendBytes(path(), "one\ntw");
     Reader r(path());
     QCOMPARE(r.poll(), Lines({"one"}));
     QCOMPARE(r.poll(), Lines());
-    write(path(), "o\nthr");
+    appendBytes(path(), "o\nthr");
     QCOMPARE(r.poll(), Lines({"two"}));
-    write(path(), "ee\n");
+    appendBytes(path(), "ee\n");
     QCOMPARE(r.poll(), Lines({"three"}));
     QVERIFY(!r.last.restarted);
     QCOMPARE(r.tail.offset(), qint64(14));
@@ -66,63 +60,63 @@ class TestMetricsTail : public QObject {
     Reader r(path());
     QCOMPARE(r.poll(), Lines());
     QVERIFY(!r.last.exists);
-    write(path(), "a\nb\n");
+    appendBytes(path(), "a\nb\n");
     QCOMPARE(r.poll(), Lines({"a", "b"}));
     QVERIFY(r.last.exists);
     QVERIFY(!r.last.restarted);  // a first sight is not a restart
   }
 
   void aReplacedFileIsReadAgainWithoutTheOldPartialLine() {
-    write(path(), "old1\nold2\nhalf");
+    appendBytes(path(), "old1\nold2\nhalf");
     Reader r(path());
     QCOMPARE(r.poll(), Lines({"old1", "old2"}));
     const QString next = dir.filePath("next.jsonl");
-    write(next, "new1\nnew2\n", "w");
+    appendBytes(next, "new1\nnew2\n", "w");
     QVERIFY(std::rename(next.toLocal8Bit().constData(), path().toLocal8Bit().constData()) == 0);
     QCOMPARE(r.poll(), Lines({"new1", "new2"}));  // not "halfnew1"
     QVERIFY(r.last.restarted);
     QCOMPARE(r.last.restartReason, QStringLiteral("replaced"));
-    write(path(), "new3\n");
+    appendBytes(path(), "new3\n");
     QCOMPARE(r.poll(), Lines({"new3"}));
     QVERIFY(!r.last.restarted);
   }
 
   void aTruncatedFileIsReadAgainFromItsStart() {
-    write(path(), "first line\nsecond line\n");
+    appendBytes(path(), "first line\nsecond line\n");
     Reader r(path());
     QCOMPARE(r.poll().size(), std::size_t(2));
-    write(path(), "x\n", "w");  // same inode, shorter
+    appendBytes(path(), "x\n", "w");  // same inode, shorter
     QCOMPARE(r.poll(), Lines({"x"}));
     QCOMPARE(r.last.restartReason, QStringLiteral("truncated"));
   }
 
   void aFileRewrittenInPlaceAndLongerIsReadAgain() {
-    write(path(), "{\"pid\":1}\n");
+    appendBytes(path(), "{\"pid\":1}\n");
     Reader r(path());
     QCOMPARE(r.poll(), Lines({"{\"pid\":1}"}));
     // Truncated and rewritten past the old offset between two polls: only its first bytes tell.
-    write(path(), "{\"pid\":2}\nmore\n", "w");
+    appendBytes(path(), "{\"pid\":2}\nmore\n", "w");
     QCOMPARE(r.poll(), Lines({"{\"pid\":2}", "more"}));
     QCOMPARE(r.last.restartReason, QStringLiteral("rewritten"));
   }
 
   void aFileReopenedForAppendGoesOnWhereItWas() {
-    write(path(), "hello 1\nstep 1\n");
+    appendBytes(path(), "hello 1\nstep 1\n");
     Reader r(path());
     QCOMPARE(r.poll().size(), std::size_t(2));
-    write(path(), "hello 2\nstep 2\n");  // a resumed rank appends to its file
+    appendBytes(path(), "hello 2\nstep 2\n");  // a resumed rank appends to its file
     QCOMPARE(r.poll(), Lines({"hello 2", "step 2"}));
     QVERIFY(!r.last.restarted);
   }
 
   void aVanishedFileIsNotARestartUntilANewOneAppears() {
-    write(path(), "a\n");
+    appendBytes(path(), "a\n");
     Reader r(path());
     QCOMPARE(r.poll(), Lines({"a"}));
     QFile::remove(path());
     QCOMPARE(r.poll(), Lines());
     QVERIFY(!r.last.exists);
-    write(path(), "b\n");
+    appendBytes(path(), "b\n");
     QCOMPARE(r.poll(), Lines({"b"}));
     QVERIFY(r.last.restarted);
   }
@@ -134,7 +128,7 @@ class TestMetricsTail : public QObject {
       want.push_back("line " + std::to_string(i));
       all += want.back() + "\n";
     }
-    write(path(), all);
+    appendBytes(path(), all);
     Reader r(path(), 64);
     int polls = 0;
     do {
@@ -159,7 +153,7 @@ class TestMetricsTail : public QObject {
     std::size_t at = 0;
     while (at < all.size()) {
       const std::size_t n = std::min<std::size_t>(all.size() - at, rng->bounded(1, 700));
-      write(path(), all.substr(at, n));
+      appendBytes(path(), all.substr(at, n));
       at += n;
       if (rng->bounded(3) != 0) r.poll();
     }

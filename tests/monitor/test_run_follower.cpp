@@ -9,9 +9,11 @@
 #include <QtTest>
 #include <cstdio>
 
+#include "append_bytes.h"
 #include "run_follower.h"
 
 using namespace ddpdesk;
+using ddpdesk::test::appendBytes;
 
 namespace {
 
@@ -51,13 +53,6 @@ wire::Event rankEvent(int rank, const char* name) {
   e.rank = rank;
   e.event = name;
   return e;
-}
-
-void append(const QString& path, const std::string& bytes, const char* mode = "a") {
-  std::FILE* f = std::fopen(path.toLocal8Bit().constData(), mode);
-  QVERIFY(f);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
 }
 
 // Steps received per rank, in order.
@@ -127,25 +122,25 @@ class TestRunFollower : public QObject {
     const qint64 me = QCoreApplication::applicationPid();
     std::string r0 = line(hello(0, 2, me));
     for (int k = 1; k <= 30; ++k) r0 += line(step(0, k));
-    append(file(0), r0.substr(0, r0.size() / 2));
+    appendBytes(file(0), r0.substr(0, r0.size() / 2));
     f->pollNow();
     QCOMPARE(hellos.count(), 1);
     QCOMPARE(f->world(), 2);
-    append(file(0), r0.substr(r0.size() / 2));
+    appendBytes(file(0), r0.substr(r0.size() / 2));
     f->pollNow();
     // Rank 1's file appears late, after rank 0 wrote everything.
     std::string r1 = line(hello(1, 2, me));
     for (int k = 1; k <= 30; ++k) r1 += line(step(1, k));
-    append(file(1), r1.substr(0, 7));
+    appendBytes(file(1), r1.substr(0, 7));
     f->pollNow();
     QCOMPARE(hellos.count(), 1);  // half a hello is nothing yet
-    append(file(1), r1.substr(7));
-    append(file(0), line(rankEvent(0, "finished")));
+    appendBytes(file(1), r1.substr(7));
+    appendBytes(file(0), line(rankEvent(0, "finished")));
     f->pollNow();
     QCOMPARE(hellos.count(), 2);
     QVERIFY(!f->allEnded());
     QCOMPARE(ended.count(), 0);
-    append(file(1), line(rankEvent(1, "finished")));
+    appendBytes(file(1), line(rankEvent(1, "finished")));
     f->pollNow();
     f->pollNow();  // settled (settle time 0)
     QCOMPARE(ended.count(), 1);
@@ -161,8 +156,8 @@ class TestRunFollower : public QObject {
     QSignalSpy ended(f.get(), &RunFollower::runEnded);
     QVERIFY(QDir(dir->path()).mkdir("metrics"));
     const qint64 me = QCoreApplication::applicationPid();
-    append(file(0), line(hello(0, 2, me)) + line(rankEvent(0, "finished")));
-    append(file(1), line(hello(1, 2, me)) + line(wire::Error{1, "gloo timed out"}));
+    appendBytes(file(0), line(hello(0, 2, me)) + line(rankEvent(0, "finished")));
+    appendBytes(file(1), line(hello(1, 2, me)) + line(wire::Error{1, "gloo timed out"}));
     QVERIFY(f->follow(dir->path()));
     f->pollNow();
     QCOMPARE(ended.count(), 1);
@@ -183,13 +178,13 @@ class TestRunFollower : public QObject {
     std::string old = line(hello(0, 1, me));
     for (int k = 1; k <= 5; ++k) old += line(step(0, k));
     old += line(wire::Error{0, "killed"});
-    append(file(0), old);
+    appendBytes(file(0), old);
     QVERIFY(f->follow(dir->path()));
     QVERIFY(f->ranks().at(0).ended());
     std::string fresh = line(hello(0, 1, me));
     for (int k = 4; k <= 8; ++k) fresh += line(step(0, k));  // resumed from step 3
     const QString next = dir->filePath("metrics/next");
-    append(next, fresh, "w");
+    appendBytes(next, fresh, "w");
     QVERIFY(std::rename(next.toLocal8Bit().constData(), file(0).toLocal8Bit().constData()) == 0);
     f->pollNow();
     QCOMPARE(restarted.count(), 1);
@@ -198,7 +193,7 @@ class TestRunFollower : public QObject {
     std::vector<qint64> want = range(1, 5);
     for (qint64 k : range(4, 8)) want.push_back(k);
     QCOMPARE(got.steps[0], want);
-    append(file(0), line(rankEvent(0, "stopped")));
+    appendBytes(file(0), line(rankEvent(0, "stopped")));
     f->pollNow();
     QVERIFY(f->allEnded());
     QCOMPARE(f->ranks().at(0).describe(), QStringLiteral("stopped"));
@@ -213,8 +208,8 @@ class TestRunFollower : public QObject {
     QSignalSpy rankEnded(f.get(), &RunFollower::rankEnded);
     QVERIFY(QDir(dir->path()).mkdir("metrics"));
     const qint64 dead = deadPid();
-    append(file(0), line(hello(0, 2, dead)) + line(step(0, 1)));
-    append(file(1), line(hello(1, 2, dead, "some-other-host")) + line(step(1, 1)));
+    appendBytes(file(0), line(hello(0, 2, dead)) + line(step(0, 1)));
+    appendBytes(file(1), line(hello(1, 2, dead, "some-other-host")) + line(step(1, 1)));
     QVERIFY(f->follow(dir->path()));
     f->pollNow();
     QVERIFY(f->ranks().at(0).gone);
@@ -223,7 +218,7 @@ class TestRunFollower : public QObject {
     QVERIFY(!f->ranks().at(1).ended());
     QCOMPARE(rankEnded.count(), 1);
     QCOMPARE(ended.count(), 0);
-    append(file(1), line(rankEvent(1, "finished")));
+    appendBytes(file(1), line(rankEvent(1, "finished")));
     f->pollNow();
     f->pollNow();
     QCOMPARE(ended.count(), 1);
@@ -235,7 +230,8 @@ class TestRunFollower : public QObject {
     QSignalSpy bad(f.get(), &RunFollower::malformedLines);
     QVERIFY(QDir(dir->path()).mkdir("metrics"));
     const qint64 me = QCoreApplication::applicationPid();
-    append(file(0), line(hello(0, 1, me)) + "{not json\n" + line(step(1, 1)) + line(step(0, 1)));
+    appendBytes(file(0),
+                line(hello(0, 1, me)) + "{not json\n" + line(step(1, 1)) + line(step(0, 1)));
     QVERIFY(f->follow(dir->path()));
     QCOMPARE(f->counters().malformed, 2);
     QCOMPARE(bad.count(), 1);
