@@ -9,7 +9,9 @@
 
 #include <torch/types.h>
 
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include "rank_env.h"
+
 #include "store.h"
 
 namespace ddpdesk {
