@@ -289,6 +289,14 @@ int worker_main(int argc, char** argv) {
   topts.metrics_file = spec.metrics_file;
   for (std::size_t p; (p = topts.metrics_file.find("{rank}")) != std::string::npos;)
     topts.metrics_file.replace(p, 6, std::to_string(e.rank));
+  // With a run directory, every rank keeps its messages in it (unless told another file), so
+  // the run can be followed from any machine that sees the directory (`ddpdesk --attach`).
+  if (topts.metrics_file.empty() && !spec.run_dir.empty()) {
+    const std::string dir = spec.run_dir + "/metrics";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    topts.metrics_file = dir + "/rank-" + std::to_string(e.rank) + ".jsonl";
+  }
   std::unique_ptr<Telemetry> telemetry;
   try {
     telemetry = std::make_unique<Telemetry>(topts);

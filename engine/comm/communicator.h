@@ -9,7 +9,10 @@
 
 #include <torch/types.h>
 
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include "rank_env.h"
+
+#include "store.h"
 
 namespace ddpdesk {
 
@@ -59,7 +62,13 @@ struct CommOptions {
   // Gloo only (WorkerSettings): the network card to use, and the pair mode (auto|async|sync|busy).
   std::string gloo_socket_ifname;
   std::string gloo_mode = "auto";
+  // A store already connected (make_cpu_communicator's, which agreed on the backend through
+  // it); empty: the communicator connects its own.
+  c10::intrusive_ptr<c10d::Store> store;
 };
+
+// The store to rendezvous through: the one given in `o`, else a fresh connection.
+c10::intrusive_ptr<c10d::Store> store_for(const CommOptions& o);
 
 // Rendezvous through a c10d TCPStore (hosted by rank 0, or by torchrun's agent), then builds the
 // Gloo or NCCL communicator. Throws std::runtime_error with a one-line reason.

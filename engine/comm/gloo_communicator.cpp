@@ -77,7 +77,7 @@ class GlooAllreduce : public PreparedAllreduce {
 class GlooCommunicator : public Communicator {
  public:
   explicit GlooCommunicator(const CommOptions& o) : env_(o.env) {
-    auto c10_store = connect_store(o.env, o.timeout_s);
+    auto c10_store = store_for(o);
     GlooStoreAdapter adapter(c10_store);
     gloo::transport::tcp::attr attr;
     if (!o.gloo_socket_ifname.empty()) {

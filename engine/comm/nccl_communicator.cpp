@@ -82,7 +82,7 @@ class NcclCommunicator : public Communicator {
   explicit NcclCommunicator(const CommOptions& o) : env_(o.env) {
     // choose_device (device_choice.h) already held the spec to one GPU per rank.
     check_cuda(cudaSetDevice(o.cuda_device), "cudaSetDevice");
-    auto store = connect_store(o.env, o.timeout_s);
+    auto store = store_for(o);
     // Two ranks on one GPU would make NCCL fail or hang: refuse it with a clear message.
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, o.cuda_device), "cudaGetDeviceProperties");

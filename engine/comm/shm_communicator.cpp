@@ -276,7 +276,7 @@ std::unique_ptr<PreparedAllreduce> ShmCommunicator::prepare_allreduce(torch::Ten
 }  // namespace
 
 std::unique_ptr<Communicator> make_shm_communicator(const CommOptions& o) {
-  return std::make_unique<ShmCommunicator>(o, connect_store(o.env, o.timeout_s));
+  return std::make_unique<ShmCommunicator>(o, store_for(o));
 }
 
 }  // namespace ddpdesk

@@ -1,5 +1,7 @@
 #include "store.h"
 
+#include "communicator.h"
+
 #include <stdexcept>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -28,6 +30,10 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, double timeout
   if (env.agent_store)  // what torch.distributed does under torchrun's agent store
     prefix = "/worker/attempt_" + std::to_string(env.restart_count) + "/ddpdesk";
   return c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+}
+
+c10::intrusive_ptr<c10d::Store> store_for(const CommOptions& o) {
+  return o.store ? o.store : connect_store(o.env, o.timeout_s);
 }
 
 }  // namespace ddpdesk

@@ -1,5 +1,10 @@
 // Where this process sits in the job: read from torchrun's environment contract, else Slurm's,
 // else a single rank. Plain C++ so it is testable without LibTorch.
+// Under Slurm (srun sets no RANK/WORLD_SIZE): rank SLURM_PROCID of SLURM_NTASKS, local rank
+// SLURM_LOCALID of this node's count in SLURM_STEP_TASKS_PER_NODE ("2(x3),1", indexed by
+// SLURM_NODEID; SLURM_TASKS_PER_NODE without a step); MASTER_ADDR, when unset, the first node of
+// SLURM_STEP_NODELIST (or SLURM_JOB_NODELIST), MASTER_PORT, when unset, 20000 + job id % 10000
+// (slurm_env.h), so a plain `srun ddpdesk-worker ...` needs nothing else.
 #pragma once
 
 #include <functional>

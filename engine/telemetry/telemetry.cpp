@@ -51,13 +51,21 @@ Telemetry::Telemetry(Options o) : opts_(std::move(o)) {
     if (file_ < 0)
       throw std::runtime_error("cannot write --metrics-file '" + opts_.metrics_file +
                                "': " + std::strerror(errno));
-    file_buf_ = wire::encode(opts_.hello) + "\n";
-    flush_file();
+    // A rank that died mid-line left half a line at the end: end it, so this run's hello is a
+    // line of its own for whoever follows the file.
+    char last = '\n';
+    const off_t size = ::lseek(file_, 0, SEEK_END);
+    if (size > 0 && ::pread(file_, &last, 1, size - 1) == 1 && last != '\n') file_buf_ = "\n";
+    file_buf_ += wire::encode(opts_.hello) + "\n";
+    write_file_batch();
   }
   const std::string& device = opts_.hello.device;
   if (opts_.system.gpu_index < 0 && device.rfind("cuda:", 0) == 0)
     opts_.system.gpu_index = std::atoi(device.c_str() + 5);
-  if (!opts_.monitor_path.empty() || opts_.system_interval > 0)
+  // The file is written by the sender thread too, so a slow disk (an NFS run directory) never
+  // holds the training thread.
+  file_async_ = file_ >= 0;
+  if (!opts_.monitor_path.empty() || opts_.system_interval > 0 || file_async_)
     sender_ = std::thread([this] { sender_loop(); });
 }
 
@@ -70,6 +78,7 @@ void Telemetry::send(const wire::Message& m) {
   std::string line = wire::encode(m);
   line.push_back('\n');
   if (opts_.system_interval > 0) note_clock(m);
+  bool write_now = false;
   {
     std::lock_guard<std::mutex> lock(file_mu_);
     if (file_ >= 0) {
@@ -80,10 +89,18 @@ void Telemetry::send(const wire::Message& m) {
       const bool periodic =
           std::holds_alternative<wire::Step>(m) || std::holds_alternative<wire::Gauge>(m);
       if (!periodic || t - last_flush_ > 0.1 || file_buf_.size() > (32u << 10)) {
-        flush_file();
         last_flush_ = t;
+        if (file_async_ && std::this_thread::get_id() != sender_.get_id())
+          file_due_ = true;  // the sender writes it (notified below)
+        else
+          write_now = true;
       }
     }
+  }
+  if (write_now) write_file_batch();
+  if (file_due_.load()) {
+    { std::lock_guard<std::mutex> lock(mu_); }  // the sender is waiting, or sees it next round
+    cv_.notify_one();
   }
   if (opts_.monitor_path.empty()) return;
   {
@@ -142,8 +159,7 @@ void Telemetry::sample_system(SystemSampler& sampler) {
   }
   for (const SystemSampler::Value& v : values)
     send(wire::Gauge{opts_.hello.rank, v.name, v.value, v.unit, time, step});
-  std::lock_guard<std::mutex> lock(file_mu_);
-  if (file_ >= 0) flush_file();
+  write_file_batch();
 }
 
 void Telemetry::sender_loop() {
@@ -167,7 +183,7 @@ void Telemetry::sender_loop() {
 
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    auto ready = [&] { return closing_ || !queue_.empty(); };
+    auto ready = [&] { return closing_ || !queue_.empty() || file_due_.load(); };
     if (sampler)
       cv_.wait_until(lock, steady_at(next_sample), ready);
     else
@@ -184,7 +200,14 @@ void Telemetry::sender_loop() {
           std::max(next_sample + opts_.system_interval, now_s() + opts_.system_interval / 2);
       continue;
     }
+    if (file_due_.exchange(false)) {
+      lock.unlock();
+      write_file_batch();
+      lock.lock();
+      continue;
+    }
     if (queue_.empty() && closing_) break;
+    if (queue_.empty()) continue;
     // Take everything queued and write it as one batch: fewer syscalls when the rank is fast.
     std::string batch;
     while (!queue_.empty() && batch.size() < (1 << 16)) {
@@ -208,29 +231,39 @@ void Telemetry::sender_loop() {
   if (fd >= 0) ::close(fd);
 }
 
+// On the sender thread: takes what send() buffered and writes it, outside the lock that send()
+// takes, so the training thread only ever appends to a string.
+// Batches are taken and written under one lock, so they reach the file in the order taken.
+void Telemetry::write_file_batch() {
+  std::lock_guard<std::mutex> write_lock(file_write_mu_);
+  std::string batch;
+  {
+    std::lock_guard<std::mutex> lock(file_mu_);
+    batch.swap(file_buf_);
+  }
+  if (!batch.empty() && file_ >= 0) write_whole(batch);
+}
+
 // Whole lines in one write(): ranks sharing one file under O_APPEND never split each other's lines.
-void Telemetry::flush_file() {
+void Telemetry::write_whole(const std::string& data) {
   std::size_t off = 0;
-  while (off < file_buf_.size()) {
-    ssize_t n = ::write(file_, file_buf_.data() + off, file_buf_.size() - off);
+  while (off < data.size()) {
+    ssize_t n = ::write(file_, data.data() + off, data.size() - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // disk full or similar: keep training, the socket still has the data
     off += static_cast<std::size_t>(n);
   }
-  file_buf_.clear();
 }
 
 void Telemetry::close(double drain_s) {
-  {
-    std::lock_guard<std::mutex> lock(file_mu_);
-    if (file_ >= 0) flush_file();
-  }
+  write_file_batch();
   if (sender_.joinable()) close_sender(drain_s);
   if (tb_) tb_->close();  // after the sender's last system sample
   // Only now: the sender's last system sample goes to the file too.
+  write_file_batch();
+  std::lock_guard<std::mutex> write_lock(file_write_mu_);
   std::lock_guard<std::mutex> lock(file_mu_);
   if (file_ >= 0) {
-    flush_file();
     ::close(file_);
     file_ = -1;
   }

@@ -1,10 +1,10 @@
 // Where a rank's wire messages go: the monitor's Unix socket (DDPDESK_MONITOR), a JSONL file
-// (--metrics-file), TensorBoard event files (--tensorboard: tensorboard_sink.h) and nowhere else.
-// Training never waits for the monitor: socket writes happen
-// on a sender thread fed by a bounded queue, and when the queue is full messages for the socket
-// are dropped (and counted) while the file still receives every one. The sender thread also
-// samples the process's system metrics (system_sampler.h) and sends them as gauge messages,
-// through send() like any other message, so they reach every sink.
+// (--metrics-file, or <run_dir>/metrics/rank-N.jsonl, written by the sender thread), TensorBoard
+// event files (--tensorboard: tensorboard_sink.h) and nowhere else. Training never waits for the
+// monitor: socket writes happen on a sender thread fed by a bounded queue, and when the queue is
+// full messages for the socket are dropped (and counted) while the file still receives every one.
+// The sender thread also samples the process's system metrics (system_sampler.h) and sends them as
+// gauge messages, through send() like any other message, so they reach every sink.
 #pragma once
 
 #include <atomic>
@@ -52,14 +52,18 @@ class Telemetry {
   void close_sender(double drain_s);
   void sample_system(SystemSampler& sampler);
   void note_clock(const wire::Message& m);
-  void flush_file();
+  void write_file_batch();
+  void write_whole(const std::string& data);
   bool write_all(int fd, const std::string& data);
 
   Options opts_;
-  std::mutex file_mu_;  // file_, file_buf_, last_flush_: send() runs on two threads
+  std::mutex file_mu_;  // file_buf_, last_flush_: send() runs on two threads
   int file_ = -1;
   std::string file_buf_;
   double last_flush_ = 0;
+  bool file_async_ = false;            // the sender thread writes the file
+  std::atomic<bool> file_due_{false};  // send() has buffered lines for it to write
+  std::mutex file_write_mu_;           // one write of whole lines at a time, in order
   // The training clock and step as of the last message that carried them, for gauges' time and
   // step: time = clock_time_ + (now - clock_at_).
   std::mutex clock_mu_;

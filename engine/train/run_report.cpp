@@ -25,10 +25,12 @@ std::string summary_line(const SummaryFigures& s) {
   const double rate =
       s.train_seconds > 0 ? static_cast<double>(s.trained_samples) / s.train_seconds : 0.0;
   std::string line = "ddpdesk-worker task=" + s.task + " device=" + s.device;
+  line += format(" world=%d", s.world);
+  if (!s.comm.empty()) line += " comm=" + s.comm;
   line += format(
-      " world=%d batch=%d accum=%d epochs=%d steps=%lld train_time=%.3fs "
+      " batch=%d accum=%d epochs=%d steps=%lld train_time=%.3fs "
       "samples_per_s=%.1f final_loss=%.6g",
-      s.world, s.batch, s.accum, s.epochs, static_cast<long long>(s.steps), s.train_seconds, rate,
+      s.batch, s.accum, s.epochs, static_cast<long long>(s.steps), s.train_seconds, rate,
       s.final_loss);
   if (s.has_eval) {
     line += format(" eval_loss=%.6g", s.eval_loss);

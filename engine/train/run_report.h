@@ -18,6 +18,7 @@ std::string progress_line(const ProgressFigures& p);
 struct SummaryFigures {
   std::string task, device;
   int world = 1, batch = 0, accum = 0, epochs = 0;
+  std::string comm;  // the collective used (gloo, shm, nccl, none); empty: not named
   std::int64_t steps = 0;
   std::int64_t trained_samples = 0;  // by this process (a resumed run's earlier part excluded)
   double train_seconds = 0;          // this process's time in training windows

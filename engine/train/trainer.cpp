@@ -365,6 +365,7 @@ class Trainer {
     f.task = spec_.task;
     f.device = spec_.device;
     f.world = env_.world;
+    f.comm = comm_ ? comm_->backend() : "none";
     f.batch = spec_.batch_size;
     f.accum = spec_.accum_steps;
     f.epochs = spec_.epochs;

@@ -96,12 +96,18 @@ RankRun launch_ranks(const LaunchOptions& o) {
   for (int r = 0; r < o.world; ++r) {
     pid_t pid = ::fork();
     if (pid == 0) {
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(o.world).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(o.world).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      if (o.torchrun_env) {
+        ::setenv("RANK", std::to_string(r).c_str(), 1);
+        ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
+        ::setenv("WORLD_SIZE", std::to_string(o.world).c_str(), 1);
+        ::setenv("LOCAL_WORLD_SIZE", std::to_string(o.world).c_str(), 1);
+        ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+        ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      } else {
+        for (const char* v :
+             {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+          ::unsetenv(v);
+      }
       ::setenv("OMP_NUM_THREADS", "1", 1);
       for (const auto& [k, v] : o.env) ::setenv(k.c_str(), replace_rank(v, r).c_str(), 1);
       std::string err = logs + "/rank" + std::to_string(r) + ".err";

@@ -29,6 +29,9 @@ struct LaunchOptions {
   int world = 1;
   std::vector<std::string> args;           // "{rank}" in an argument becomes the rank
   std::map<std::string, std::string> env;  // added to the environment
+  // false: none of torchrun's variables (RANK, WORLD_SIZE, MASTER_*, ...) are set, so `env`
+  // alone says where each rank sits (a Slurm-shaped environment, say).
+  bool torchrun_env = true;
   double timeout_s = 240;
   // Optional: called once per 10 ms while ranks run; return true to stop polling it.
   std::function<bool(const std::vector<int>& pids)> while_running;

@@ -87,14 +87,27 @@ QString machineInputProblem(const RunSpec& spec, const QString& worker) {
   return {};
 }
 
-int runController(const RunSpec& spec) {
+// `attachDir` empty: start the run in `spec`; else follow the run in that directory.
+int runController(const RunSpec& spec, const QString& attachDir) {
   RunController controller;
-  ProgressPrinter progress(spec.epochs);
+  const bool attach = !attachDir.isEmpty();
+  QString error;
+  if (attach && !controller.attach(attachDir, &error)) {
+    err(error);
+    return 2;
+  }
+  ProgressPrinter progress(attach ? controller.spec().epochs : spec.epochs);
   int signalled = 0;
 
   SignalNotifier signalsIn({SIGINT, SIGTERM});
   QObject::connect(&signalsIn, &SignalNotifier::received, [&](int signo) {
     progress.breakLine();
+    if (attach) {  // the ranks are not ours: stop watching, leave them running
+      signalled = signo;
+      err(QStringLiteral("no longer following %1; its ranks go on").arg(attachDir));
+      QCoreApplication::exit(0);
+      return;
+    }
     if (signalled == 0) {
       signalled = signo;
       err(QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
@@ -130,25 +143,29 @@ int runController(const RunSpec& spec) {
                      if (RunController::isTerminal(s)) QCoreApplication::exit(0);
                    });
 
-  if (const QString bad = machineInputProblem(spec, controller.workerProgram()); !bad.isEmpty()) {
-    err(bad);
-    return 2;
+  if (attach) {
+    err(QStringLiteral("following %1 (metrics/rank-N.jsonl)").arg(controller.runDirectory()));
+  } else {
+    if (const QString bad = machineInputProblem(spec, controller.workerProgram()); !bad.isEmpty()) {
+      err(bad);
+      return 2;
+    }
+    if (!controller.start(spec, &error)) {
+      err(error);
+      return 1;
+    }
+    QStringList pids;
+    for (qint64 pid : controller.pids()) pids << QString::number(pid);
+    err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
+    err(QStringLiteral("started %1 rank(s) of %2, pids %3")
+            .arg(controller.worldSize())
+            .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
   }
-  QString error;
-  if (!controller.start(spec, &error)) {
-    err(error);
-    return 1;
-  }
-  QStringList pids;
-  for (qint64 pid : controller.pids()) pids << QString::number(pid);
-  err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
-  err(QStringLiteral("started %1 rank(s) of %2, pids %3")
-          .arg(controller.worldSize())
-          .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
   // A rank that fails at once can end the run before the loop starts; exit() would be lost.
   if (!RunController::isTerminal(controller.state())) QCoreApplication::exec();
 
   progress.finish(controller.store()->progress());
+  if (attach && !RunController::isTerminal(controller.state())) return 128 + signalled;
   printSummary(controller, stragglers);
   switch (controller.state()) {
     case RunController::State::Finished:
@@ -170,6 +187,11 @@ int runHeadless(int argc, char** argv) {
                "ddpdesk"};
   bool headless = false;
   cli.add_flag("--headless", headless, "run in the terminal, without a window");
+  std::string attach;
+  CLI::Option* attachOpt = cli.add_option(
+      "--attach", attach,
+      "follow the run in this directory (ranks started by hand, torchrun, srun or another "
+      "ddpdesk, writing <dir>/metrics/rank-N.jsonl) instead of starting one");
   QueueOptions queue(cli);
   SpecFlags flags(cli, /*with_nproc=*/true);
   if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
@@ -178,6 +200,20 @@ int runHeadless(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     return queue.run();
   }
+  if (attachOpt->count() > 0) {
+    for (const CLI::Option* o : cli.get_options())
+      if (o != attachOpt && o->count() > 0 && o->get_name() != "--headless") {
+        std::cerr << "ddpdesk: invalid " << o->get_name()
+                  << " with --attach: a followed run keeps the flags it was started with\n";
+        return 2;
+      }
+    if (attach.empty()) {
+      std::cerr << "ddpdesk: invalid --attach '': must be a run directory\n";
+      return 2;
+    }
+    QCoreApplication app(argc, argv);
+    return runController(RunSpec(), QString::fromStdString(attach));
+  }
   RunSpec spec;
   const auto problems = flags.build(spec);
   if (!problems.empty()) {
@@ -185,7 +221,7 @@ int runHeadless(int argc, char** argv) {
     return 2;
   }
   QCoreApplication app(argc, argv);
-  return runController(spec);
+  return runController(spec, QString());
 }
 
 }  // namespace ddpdesk

@@ -13,6 +13,7 @@
 #include "metrics_store.h"
 #include "rank_process.h"
 #include "run_directory.h"
+#include "run_follower.h"
 
 namespace ddpdesk {
 namespace {
@@ -136,13 +137,44 @@ QString RunController::socketPath() const {
   return server_->socketPath();
 }
 
+int RunController::worldSize() const {
+  return follower_ ? int(connected_.size()) : int(ranks_.size());
+}
+
 QList<qint64> RunController::pids() const {
   QList<qint64> out;
+  if (follower_) {
+    for (const RankState& r : followedRanks()) out.append(r.pid);
+    return out;
+  }
   for (const RankProcess* p : ranks_) out.append(p->pid());
   return out;
 }
 
+std::vector<RunController::RankState> RunController::followedRanks() const {
+  std::vector<RankState> out;
+  const auto& known = follower_->ranks();
+  for (int k = 0; k < worldSize(); ++k) {
+    RankState r;
+    r.rank = k;
+    auto it = known.find(k);
+    if (it != known.end()) {
+      const RunFollower::Rank& f = it->second;
+      r.pid = f.info.pid;
+      r.connected = f.hello;
+      r.running = f.hello && !f.ended();
+      r.exited = f.ended();
+      r.crashed = f.gone && f.lastWord.isEmpty();
+      r.exitCode = !f.ended() || r.crashed ? -1 : f.failed() ? 1 : 0;
+      r.exitText = f.describe();
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 std::vector<RunController::RankState> RunController::ranks() const {
+  if (follower_) return followedRanks();
   std::vector<RankState> out;
   for (const RankProcess* p : ranks_) {
     RankState r;
@@ -181,6 +213,127 @@ QProcessEnvironment RunController::rankEnvironment(int rank, int world, quint16 
   return env;
 }
 
+// Forgets the previous run (its objects may still be delivering the signal that led here).
+void RunController::resetRun(int world) {
+  for (RankProcess* p : ranks_) {
+    p->disconnect(this);
+    p->deleteLater();
+  }
+  ranks_.clear();
+  if (follower_) {
+    follower_->stop();
+    follower_->disconnect(this);
+    follower_->deleteLater();
+    follower_ = nullptr;
+  }
+  connected_.assign(world, false);
+  rank_errors_.assign(world, QString());
+  rank_stopped_.assign(world, false);
+  stop_requested_ = false;
+  term_sent_ = false;
+  draining_ = false;
+  has_failure_ = false;
+  failure_ = Failure();
+  reason_.clear();
+  started_at_ = QDateTime::currentDateTime();
+  ended_at_ = QDateTime();
+  store_->clear();
+  store_->setWorld(world);
+}
+
+void RunController::growWorld(int world) {
+  if (world <= int(connected_.size())) return;
+  connected_.resize(world, false);
+  rank_errors_.resize(world);
+  rank_stopped_.resize(world, false);
+  spec_.nproc = world;
+  store_->setWorld(world);
+}
+
+bool RunController::attach(const QString& runDir, QString* error) {
+  if (isActive()) {
+    if (error) *error = QStringLiteral("a run is already active");
+    return false;
+  }
+  if (!QFileInfo(runDir).isDir()) {
+    if (error) *error = QStringLiteral("invalid --attach '%1': not a directory").arg(runDir);
+    return false;
+  }
+  dir_.reset();  // nothing is written into a followed directory
+  run_dir_path_ = QFileInfo(runDir).absoluteFilePath();
+  spec_ = RunSpec();
+  if (const auto record = RunDirectory::readRecord(run_dir_path_); record && record->specValid)
+    spec_ = record->spec;  // started by ddpdesk: epochs and task for the progress line
+  spec_.run_dir = run_dir_path_.toStdString();
+  resetRun(0);
+  spec_.nproc = 0;
+  follower_ = new RunFollower(this);
+  connect(follower_, &RunFollower::helloReceived, this, &RunController::onFollowedHello);
+  connect(follower_, &RunFollower::messagesReceived, this, &RunController::onMessages);
+  connect(follower_, &RunFollower::malformedLines, this,
+          [this](int rank, int count, const QString& why) {
+            Q_EMIT warning(QStringLiteral("rank %1's file has %2 malformed line(s): %3")
+                               .arg(rank)
+                               .arg(count)
+                               .arg(why));
+          });
+  connect(follower_, &RunFollower::rankRestarted, this, [this](int rank, const QString& why) {
+    Q_EMIT warning(QStringLiteral("rank %1's metrics file was %2: reading it from its start")
+                       .arg(rank)
+                       .arg(why));
+  });
+  connect(follower_, &RunFollower::rankEnded, this,
+          [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });
+  connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
+  setState(State::Starting);
+  QString err;
+  follower_->follow(run_dir_path_, &err);  // a directory, checked above
+  return true;
+}
+
+void RunController::onFollowedHello(const wire::Hello& h) {
+  growWorld(std::max(h.world, h.rank + 1));
+  connected_[h.rank] = true;
+  Q_EMIT rankStarted(h.rank, h.pid);
+  Q_EMIT rankConnected(h.rank);
+  const bool all = std::all_of(connected_.begin(), connected_.end(), [](bool b) { return b; });
+  if (all && state_ == State::Starting) setState(State::Running);
+}
+
+void RunController::finalizeAttached() {
+  store_->flush();
+  const RunProgress progress = store_->progress();
+  State final = State::Finished;
+  bool anyStopped = false;
+  for (const auto& [rank, r] : follower_->ranks()) {
+    if (r.lastWord == QLatin1String("stopped")) anyStopped = true;
+    if (stop_requested_ && r.gone && r.lastWord.isEmpty()) {
+      anyStopped = true;  // killed from here: what we did to it is not its failure
+      continue;
+    }
+    if (!r.failed() || has_failure_) continue;
+    has_failure_ = true;
+    failure_.rank = rank;
+    failure_.exitCode = r.gone && r.lastWord.isEmpty() ? -1 : 1;
+    failure_.what =
+        QStringLiteral("rank %1 %2")
+            .arg(rank)
+            .arg(r.gone && r.lastWord.isEmpty() ? r.describe() : QStringLiteral("failed"));
+    failure_.errorMessage = r.error;
+  }
+  if (has_failure_) {
+    final = State::Failed;
+    reason_ = failure_.what;
+    if (!failure_.errorMessage.isEmpty()) reason_ += QStringLiteral(": ") + failure_.errorMessage;
+  } else if (anyStopped) {
+    final = State::Stopped;
+    reason_ = stop_requested_ ? QStringLiteral("stopped by the user at step %1").arg(progress.step)
+                              : QStringLiteral("the ranks stopped at step %1").arg(progress.step);
+  }
+  ended_at_ = QDateTime::currentDateTime();
+  setState(final);
+}
+
 bool RunController::start(const RunSpec& given, QString* error) {
   auto fail = [&](const QString& why) {
     if (error) *error = why;
@@ -214,29 +367,11 @@ bool RunController::start(const RunSpec& given, QString* error) {
   token_ = randomToken();
   if (!server_->listen(token_, spec.nproc, &err)) return fail(err);
 
-  // Previous run's objects: the signal that brought us here may come from one of them.
-  for (RankProcess* p : ranks_) {
-    p->disconnect(this);
-    p->deleteLater();
-  }
-  ranks_.clear();
   spec_ = spec;
   dir_ = std::move(dir);
   run_dir_path_ = dir_->path();
   const int world = spec.nproc;
-  connected_.assign(world, false);
-  rank_errors_.assign(world, QString());
-  rank_stopped_.assign(world, false);
-  stop_requested_ = false;
-  term_sent_ = false;
-  draining_ = false;
-  has_failure_ = false;
-  failure_ = Failure();
-  reason_.clear();
-  started_at_ = QDateTime::currentDateTime();
-  ended_at_ = QDateTime();
-  store_->clear();
-  store_->setWorld(world);
+  resetRun(world);
   if (history > async_load_bytes_) {
     store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
   } else if (history > 0) {
@@ -271,6 +406,15 @@ bool RunController::start(const RunSpec& given, QString* error) {
 void RunController::stop() {
   if (!isActive() || stop_requested_) return;
   stop_requested_ = true;
+  if (follower_) {
+    // A graceful stop: the ranks vote, checkpoint and write "stopped".
+    if (follower_->signalLocalRanks(SIGTERM) == 0)
+      Q_EMIT warning(
+          QStringLiteral("no rank of this run runs on this host: stop it where it runs"));
+    else if (state_ == State::Starting || state_ == State::Running)
+      setState(State::Stopping);
+    return;
+  }
   if (dir_) dir_->logEvent(QStringLiteral("stop requested"));
   beginStopping();
 }
@@ -278,6 +422,10 @@ void RunController::stop() {
 void RunController::kill() {
   if (!isActive()) return;
   stop_requested_ = true;
+  if (follower_) {
+    follower_->signalLocalRanks(SIGKILL);  // their pids vanish: the follower ends the run
+    return;
+  }
   if (dir_) dir_->logEvent(QStringLiteral("kill requested"));
   if (state_ != State::Stopping) setState(State::Stopping);
   for (RankProcess* p : ranks_) p->kill();
@@ -307,7 +455,7 @@ void RunController::onMessages(const std::vector<wire::Message>& messages,
   store_->ingest(messages);
   for (const auto& m : messages) {
     const int rank = wire::rank_of(m);
-    if (rank >= int(ranks_.size())) continue;
+    if (rank >= int(rank_errors_.size())) continue;
     if (const auto* ev = std::get_if<wire::Event>(&m)) {
       // A rank announcing a stop we did not ask for (SIGTERM from elsewhere): show it.
       if (ev->event == "stopping" && (state_ == State::Running || state_ == State::Starting))

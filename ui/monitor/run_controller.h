@@ -15,6 +15,13 @@
 // Each rank gets torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 // MASTER_ADDR=127.0.0.1, a free MASTER_PORT) plus DDPDESK_MONITOR (the metrics socket) and
 // DDPDESK_TOKEN, and runs `<worker> --config <rundir>/spec.json --run-dir <rundir> [--resume X]`.
+//
+// attach() follows a run it did not start instead (ranks started by hand, torchrun, srun or
+// another ddpdesk, on this machine or any that writes the directory): a RunFollower reads the
+// ranks' metrics/rank-N.jsonl files and feeds the same store, states and rank table. Starting
+// lasts until every rank's hello was read; the run ends when every rank's file ends in
+// finished/stopped/error or, on this host, its pid is gone (run_follower.h). Nothing is written
+// into a followed directory. stop()/kill() signal the ranks that run on this host.
 #pragma once
 
 #include <QDateTime>
@@ -35,6 +42,7 @@ class MetricsServer;
 class MetricsStore;
 class RankProcess;
 class RunDirectory;
+class RunFollower;
 
 class RunController : public QObject {
   Q_OBJECT
@@ -88,6 +96,11 @@ class RunController : public QObject {
   // launched. Resuming from a run directory without a run_dir of its own continues in that
   // directory: metrics.jsonl is appended to and loaded into the store first.
   bool start(const RunSpec& spec, QString* error = nullptr);
+  // Follows the run in `runDir` (see above). False with *error (one line) when it is not a
+  // directory or a run is active.
+  bool attach(const QString& runDir, QString* error = nullptr);
+  bool isAttached() const { return follower_ != nullptr; }
+  RunFollower* follower() const { return follower_; }
   // Graceful stop: SIGTERM to every rank (they agree on a step boundary, checkpoint and exit 0);
   // SIGKILL to whatever is left after the grace period.
   void stop();
@@ -106,7 +119,7 @@ class RunController : public QObject {
   RunSpec spec() const { return spec_; }  // as given to the workers (run_dir filled in)
   QString runDirectory() const { return run_dir_path_; }
   QString socketPath() const;
-  int worldSize() const { return int(ranks_.size()); }
+  int worldSize() const;
   std::vector<RankState> ranks() const;
   QList<qint64> pids() const;  // every rank's pid, kept after the run (0: never started)
   QDateTime startedAt() const { return started_at_; }
@@ -142,6 +155,11 @@ class RunController : public QObject {
   void finalize();
   void recordFailure(const RankProcess& p);
   QProcessEnvironment rankEnvironment(int rank, int world, quint16 port) const;
+  void resetRun(int world);
+  void growWorld(int world);
+  void onFollowedHello(const wire::Hello& hello);
+  void finalizeAttached();
+  std::vector<RankState> followedRanks() const;
 
   State state_ = State::Idle;
   QString program_;
@@ -155,6 +173,7 @@ class RunController : public QObject {
   MetricsServer* server_;
   MetricsStore* store_;
   std::vector<RankProcess*> ranks_;
+  RunFollower* follower_ = nullptr;  // attached: the run's files, not processes of ours
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"

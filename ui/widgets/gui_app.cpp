@@ -1,6 +1,7 @@
 #include "gui_app.h"
 
 #include <QApplication>
+#include <QFileInfo>
 #include <QTimer>
 #include <iostream>
 
@@ -49,6 +50,9 @@ int runGui(int argc, char** argv) {
   bool headless = false;
   cli.add_flag("--headless", headless, "run in the terminal, without a window");
   cli.add_flag("--start", start, "start the run at once");
+  std::string attach;
+  cli.add_option("--attach", attach,
+                 "follow the run in this directory (its ranks write metrics/rank-N.jsonl)");
   SpecFlags flags(cli, /*with_nproc=*/true);
   // What Qt left of its part must be ours too: anything else is an unknown option.
   for (int i = 1; i < qtArgs.argc; ++i) ourArgs.ptrs.insert(ourArgs.ptrs.end() - 1, qtArgs.ptrs[i]);
@@ -63,13 +67,25 @@ int runGui(int argc, char** argv) {
   // Flags or a config given on the command line win over the remembered spec.
   bool given = false;
   for (const CLI::Option* o : cli.get_options())
-    if (o->count() > 0 && o->get_name() != "--start" && o->get_name() != "--headless") given = true;
+    if (o->count() > 0 && o->get_name() != "--start" && o->get_name() != "--headless" &&
+        o->get_name() != "--attach")
+      given = true;
+  if (!attach.empty() && (given || start)) {
+    std::cerr << "ddpdesk: invalid --attach with run flags: a followed run keeps the flags it "
+                 "was started with\n";
+    return 2;
+  }
+  if (!attach.empty() && !QFileInfo(QString::fromStdString(attach)).isDir()) {
+    std::cerr << "ddpdesk: invalid --attach '" << attach << "': not a directory\n";
+    return 2;
+  }
 
   MainWindow window;
   if (given) window.form()->setSpec(spec);
   window.startProbe();
   window.show();
   if (start) QTimer::singleShot(0, &window, &MainWindow::startRunWhenReady);
+  if (!attach.empty()) window.followRun(QString::fromStdString(attach));
   return app.exec();
 }
 

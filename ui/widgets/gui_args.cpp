@@ -7,7 +7,7 @@
 namespace ddpdesk {
 
 SplitArguments splitArguments(int argc, const char* const* argv) {
-  std::set<std::string> withValue = {"--config"};
+  std::set<std::string> withValue = {"--config", "--attach"};
   for (const FieldInfo& f : run_spec_fields()) withValue.insert(field_label(f.key, Spelling::Flag));
   const std::set<std::string> switches = {"--start", "--headless"};
 

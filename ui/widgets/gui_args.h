@@ -13,7 +13,7 @@ struct SplitArguments {
   std::vector<std::string> qt;    // argv[0], then everything else
 };
 
-// Ours: every run spec flag (--batch-size 4, --batch-size=4), --config, and the switches
+// Ours: every run spec flag (--batch-size 4, --batch-size=4), --config, --attach, and the switches
 // --start and --headless.
 SplitArguments splitArguments(int argc, const char* const* argv);
 

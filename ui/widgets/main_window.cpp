@@ -5,6 +5,7 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
@@ -225,6 +226,7 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Export chart as PNG…"), charts_, &ChartsPanel::exportPngDialog);
   file->addAction(tr("Export data as CSV…"), charts_, &ChartsPanel::exportCsvDialog);
   file->addAction(tr("Open TensorBoard log…"), tensorBoard_, &TensorBoardOverlay::openDialog);
+  file->addAction(tr("Follow run…"), this, &MainWindow::followRunDialog);
   file->addSeparator();
   file->addAction(tr("Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
@@ -365,6 +367,30 @@ bool MainWindow::queueSweep(const SweepPlan& plan, const QByteArray& definition)
   return true;
 }
 
+void MainWindow::followRunDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Follow a run: its directory (ranks write metrics/rank-N.jsonl there)"));
+  if (!dir.isEmpty()) followRun(dir);
+}
+
+bool MainWindow::followRun(const QString& runDir) {
+  if (controller_->isActive()) {
+    showError_(tr("A run is active: stop it or wait for it before following another"));
+    return false;
+  }
+  QString error;
+  if (!controller_->attach(runDir, &error)) {
+    showError_(tr("Could not follow the run: %1").arg(error));
+    return false;
+  }
+  log_->clear();
+  log_->clearFailure();
+  showLiveRun();
+  status(tr("Following %1").arg(controller_->runDirectory()));
+  updateActions();
+  return true;
+}
+
 void MainWindow::stopRun() {
   if (controller_->state() == RunController::State::Stopping) {
     controller_->kill();  // a second Stop: do not wait for the step boundary
@@ -442,7 +468,8 @@ void MainWindow::onStateChanged(RunController::State s) {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!controller_->isActive()) {
+  // A followed run's ranks are not ours: closing the window only stops following them.
+  if (!controller_->isActive() || controller_->isAttached()) {
     saveLastSpec(form_->spec());
     event->accept();
     return;

@@ -88,6 +88,10 @@ class MainWindow : public QMainWindow {
   void openSweepDialog();
   // Queues a sweep's runs, with its directory (definition, index); false with an error shown.
   bool queueSweep(const SweepPlan& plan, const QByteArray& definition);
+  // Follows a run started elsewhere (RunController::attach): its charts and rank table fill as
+  // its ranks write their metrics files. File → Follow run… asks for the directory.
+  bool followRun(const QString& runDir);
+  void followRunDialog();
   // Shows runs from the history: one, or several overlaid.
   void openRuns(const QStringList& paths);
   void showLiveRun();

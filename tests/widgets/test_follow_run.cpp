@@ -1,0 +1,81 @@
+// File → Follow run… with real ranks started by the test (torchrun's variables, --run-dir, no
+// monitor socket): the window follows their metrics files, and the loss chart's per-rank curves
+// and the rank table fill as for a run it started.
+#include <QAction>
+#include <QApplication>
+#include <QMenuBar>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "charts_panel.h"
+#include "hand_started_run.h"
+#include "loss_chart.h"
+#include "main_window.h"
+#include "metrics_store.h"
+#include "rank_table.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::test;
+using State = RunController::State;
+
+namespace {
+constexpr int kTimeout = 180000;  // small shared CI machines: never a timing test
+}
+
+class TestFollowRun : public QObject {
+  Q_OBJECT
+  QTemporaryDir home;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(home.isValid());
+    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
+    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
+    QCoreApplication::setOrganizationName("ddpdesk-test");
+    QCoreApplication::setApplicationName("ddpdesk-test");
+  }
+
+  void theFileMenuOffersIt() {
+    MainWindow w;
+    bool found = false;
+    for (QAction* menu : w.menuBar()->actions())
+      if (menu->menu())
+        for (QAction* a : menu->menu()->actions())
+          if (a->text() == QStringLiteral("Follow run…")) found = true;
+    QVERIFY(found);
+  }
+
+  void chartsAndRankTableFillFromAHandStartedRun() {
+    QTemporaryDir dir;
+    MainWindow w;
+    QStringList errors;
+    w.setErrorSink([&](const QString& e) { errors << e; });
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.followRun(dir.path()));
+    QVERIFY(errors.isEmpty());
+    QVERIFY(w.controller()->isAttached());
+    HandStartedRun run(QStringLiteral(DDPDESK_REAL_WORKER), dir.path(), 2,
+                       {"--task", "seed", "--dataset-size", "400", "--epochs", "1"});
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
+    QCOMPARE(w.controller()->state(), State::Finished);
+    for (const char* name : {"rank 0", "rank 1"})
+      QTRY_VERIFY_WITH_TIMEOUT(w.charts()->lossChart()->curve(name) &&
+                                   w.charts()->lossChart()->curve(name)->size() == 50,
+                               kTimeout);
+    w.refreshNow();
+    const auto& rows = w.rankModel()->rows();
+    QCOMPARE(rows.size(), std::size_t(2));
+    for (int r = 0; r < 2; ++r) {
+      QCOMPARE(rows[r].pid, run.pids()[r]);
+      QCOMPARE(rows[r].step, qint64(50));
+    }
+    // Following a second run: the first one's curves go.
+    QVERIFY(w.followRun(dir.path()));
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
+    QCOMPARE(int(w.controller()->store()->global().size()), 50);
+  }
+};
+
+QTEST_MAIN(TestFollowRun)
+#include "test_follow_run.moc"

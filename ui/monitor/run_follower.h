@@ -1,0 +1,109 @@
+// RunFollower: follows a run directory that ranks write into, wherever they run: every
+// `metrics/rank-N.jsonl` (the worker writes it whenever it has a run directory) is polled with a
+// MetricsTail, decoded with the one wire codec and handed out like the metrics socket's messages.
+// Files may appear late, be replaced or truncated (a rank restarted) and end in half a line;
+// every complete line is handed out exactly once.
+//
+// When a rank has ended: its last message says so ("finished" or "stopped" event, or an error),
+// or, for a rank on this host, its pid (from its hello) is gone. A rank that writes again after
+// that (a new hello: restarted) is running again. The run has ended once every rank of the world
+// its hellos name has ended and the directory has stayed so for the settle time (late lines of
+// a rank whose pid vanished just before its file was read, a restart right after a failure).
+// A rank on another host that dies without a word is not noticed here (its scheduler knows).
+#pragma once
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "wire.h"
+
+namespace ddpdesk {
+
+class MetricsTail;
+
+class RunFollower : public QObject {
+  Q_OBJECT
+ public:
+  struct Rank {
+    int rank = 0;
+    bool hello = false;     // its hello was read
+    wire::Hello info;       // the latest hello (pid, host, world, device)
+    QString lastWord;       // "finished", "stopped" or "error", from its file; empty while running
+    QString error;          // its last error message
+    bool gone = false;      // on this host, and its pid no longer exists
+    bool reported = false;  // rankEnded() was emitted for the current ending
+    bool ended() const { return !lastWord.isEmpty() || gone; }
+    bool failed() const {
+      return lastWord == QLatin1String("error") || (gone && lastWord.isEmpty());
+    }
+    QString describe() const;  // "finished", "stopped", "failed: ...", "exited without a ..."
+  };
+  struct Counters {
+    qint64 messages = 0;   // decoded lines handed out (hellos included)
+    qint64 malformed = 0;  // lines the codec rejected or that named another rank
+    qint64 ignored = 0;    // lines of a message type this codec does not know
+    qint64 restarts = 0;   // files read again from their start
+  };
+
+  explicit RunFollower(QObject* parent = nullptr);
+  ~RunFollower() override;
+
+  static QString metricsDir(const QString& runDir);          // <runDir>/metrics
+  static QString rankFile(const QString& runDir, int rank);  // <runDir>/metrics/rank-N.jsonl
+
+  // Starts polling `runDir` (which must be a directory; metrics/ may appear later). False with
+  // *error (one line) otherwise.
+  bool follow(const QString& runDir, QString* error = nullptr);
+  void stop();
+  // Default 250 ms; the settle time (default 1 s) is counted in polls of at least that long.
+  void setPollInterval(int ms);
+  void setSettleTime(int ms) { settle_ms_ = ms; }
+
+  // Reads every file now (also what the timer calls).
+  void pollNow();
+
+  int world() const { return world_; }  // from the hellos; 0 before the first
+  const std::map<int, Rank>& ranks() const { return ranks_; }
+  bool allEnded() const;  // every rank of the world has ended (not yet settled)
+  bool hasEnded() const { return ended_; }
+  Counters counters() const { return counters_; }
+  // Sends `signo` to every rank that runs on this host and is still alive; how many got it.
+  int signalLocalRanks(int signo) const;
+  static bool isThisHost(const std::string& host);
+
+ Q_SIGNALS:
+  void helloReceived(const ddpdesk::wire::Hello& hello);
+  // Decoded messages of one file's poll, in order (hellos excluded), and their lines, each
+  // ending in '\n'.
+  void messagesReceived(const std::vector<ddpdesk::wire::Message>& messages,
+                        const QByteArray& lines);
+  void malformedLines(int rank, int count, const QString& lastError);
+  void rankRestarted(int rank, const QString& why);
+  void rankEnded(int rank, const QString& how);
+  // Every rank ended and the directory stayed so for the settle time; polling has stopped.
+  void runEnded();
+
+ private:
+  void pollRank(int rank, MetricsTail& tail);
+  void discoverFiles();
+  void checkEnd();
+
+  QString dir_;
+  QTimer timer_;
+  int settle_ms_ = 1000;
+  std::map<int, std::unique_ptr<MetricsTail>> tails_;
+  std::map<int, Rank> ranks_;
+  int world_ = 0;
+  bool ended_ = false;
+  bool settling_ = false;
+  QElapsedTimer settle_;
+  Counters counters_;
+};
+
+}  // namespace ddpdesk
