@@ -16,6 +16,7 @@ packages=(
   python3-torch                              # torchrun compatibility test, sampler reference
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
   procps psmisc                              # pgrep/pkill in tests
+  slurm-wlm munge                            # srun tests under a private single-node Slurm
   desktop-file-utils                         # the install test validates ddpdesk.desktop
 )
 

@@ -44,7 +44,7 @@ munged --foreground --force --socket="$dir/munge/munge.sock" --key-file="$dir/mu
 pids+=($!); disown
 
 node=$(hostname -s)
-cpus=$(nproc)
+cpus=$(nproc --all)  # not nproc: it obeys OMP_NUM_THREADS, which tests set to 1
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=ddpdesk-test
 SlurmctldHost=$node(127.0.0.1)
