@@ -1,7 +1,8 @@
 // The question ddpdesk answers, end to end with the real ddpdesk-worker: a sweep over
 // accumulation 1, 2 and 4 at a constant effective batch (two CPU ranks, the seed task, batch
 // derived: 16, 8, 4) gives three run directories whose per-step global losses, read from each
-// run's metrics.jsonl, agree to float tolerance. Only built with the engine.
+// run's metrics.jsonl, agree to float tolerance — and the comparison view's own numbers (the
+// core behind `--compare` and the comparison window) say so. Only built with the engine.
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -13,6 +14,8 @@
 #include <cmath>
 #include <map>
 
+#include "curve_compare.h"
+#include "run_comparison.h"
 #include "run_directory.h"
 
 using namespace ddpdesk;
@@ -95,6 +98,29 @@ class TestSweepEquivalence : public QObject {
     QVERIFY2(maxRel < 1e-5, qPrintable(QString::number(maxRel)));
     // And it is a training curve, not a constant that would agree trivially.
     QVERIFY(curves[0].rbegin()->second < 0.9 * curves[0].begin()->second);
+
+    // The comparison's numbers: every step compared, max and RMS difference at float tolerance
+    // of the loss, on the step axis and on the samples axis.
+    std::vector<ComparedRun> compared;
+    for (const QString& dir : dirs) {
+      QString error;
+      auto run = loadComparedRun(dir, QString(), &error);
+      QVERIFY2(run, qPrintable(error));
+      compared.push_back(std::move(*run));
+    }
+    const double scale = std::fabs(curves[0].begin()->second);
+    for (const CompareX axis : {CompareX::Step, CompareX::Samples}) {
+      const Curve reference = extractCurve(*compared[0].store, CompareMetric::Loss, axis);
+      QCOMPARE(int(reference.size()), 16);
+      for (int k = 1; k < 3; ++k) {
+        const CurveDiff d =
+            diffCurves(reference, extractCurve(*compared[k].store, CompareMetric::Loss, axis),
+                       Matching::Exact);
+        QCOMPARE(int(d.points), 16);
+        QVERIFY2(d.maxAbs < 1e-5 * scale, qPrintable(describeDiff(d, axis)));
+        QVERIFY(d.rms <= d.maxAbs);
+      }
+    }
   }
 };
 
