@@ -44,7 +44,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libc6, libgcc-s1, libstdc++6, zlib1g, libtorch1.13, libgloo0, libopenblas0 | libopenblas0-pthread, \
 libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6network6 (>= 6.4), \
-libqt6printsupport6 (>= 6.4), qt6-qpa-plugins, libqcustomplot2.1-qt6")
+libqt6printsupport6 (>= 6.4), qt6-qpa-plugins, libqcustomplot2.1-qt6, libsimdjson14")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
 set(CPACK_GENERATOR DEB)
