@@ -27,14 +27,11 @@ QString torchrunCommand(const RunSpec& spec, const QString& worker) {
   return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
 }
 
+// No MASTER_ADDR/PORT: the worker takes them from the allocation (first node of the step's node
+// list, a port from the job id), and a fixed 127.0.0.1 would be wrong on any other node.
 QString srunCommand(const RunSpec& spec, const QString& worker) {
-  QStringList words = {QStringLiteral("MASTER_ADDR=127.0.0.1"),
-                       QStringLiteral("MASTER_PORT=29500"),
-                       QStringLiteral("srun"),
-                       QStringLiteral("--nodes"),
-                       QStringLiteral("1"),
-                       QStringLiteral("--ntasks"),
-                       QString::number(spec.nproc)};
+  QStringList words = {QStringLiteral("srun"), QStringLiteral("--nodes"), QStringLiteral("1"),
+                       QStringLiteral("--ntasks"), QString::number(spec.nproc)};
   if (spec.device == "cuda") words << QStringLiteral("--gres=gpu:%1").arg(spec.nproc);
   words << shellQuote(worker);
   return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
