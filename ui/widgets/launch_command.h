@@ -17,7 +17,7 @@ QStringList quotedWorkerArguments(const RunSpec& spec);
 QString torchrunCommand(const RunSpec& spec,
                         const QString& worker = QStringLiteral("ddpdesk-worker"));
 
-// `MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 srun --nodes 1 --ntasks N [--gres=gpu:N] <worker> ...`
+// `srun --nodes 1 --ntasks N [--gres=gpu:N] <worker> ...`
 // Slurm does not set MASTER_ADDR/MASTER_PORT; on one node the loopback address is right. Every
 // task sees all N GPUs (--gres, not --gpus-per-task) because the worker picks its device from
 // SLURM_LOCALID.
