@@ -18,7 +18,7 @@ QString torchrunCommand(const RunSpec& spec,
                         const QString& worker = QStringLiteral("ddpdesk-worker"));
 
 // `srun --nodes 1 --ntasks N [--gres=gpu:N] <worker> ...`
-// Slurm does not set MASTER_ADDR/MASTER_PORT; on one node the loopback address is right. Every
+// The worker derives MASTER_ADDR/MASTER_PORT from the allocation (see rank_env.h). Every
 // task sees all N GPUs (--gres, not --gpus-per-task) because the worker picks its device from
 // SLURM_LOCALID.
 QString srunCommand(const RunSpec& spec, const QString& worker = QStringLiteral("ddpdesk-worker"));
