@@ -8,6 +8,8 @@
 # an overhead inside that spread is noise, not a measurement. Target: under 1 % of throughput.
 # The step breakdown cannot be switched off (every step message carries it), so its cost is
 # measured by bench_step_clock (built here if missing) against the step time of the off runs.
+# The sampler itself is also timed directly (bench_system_sample): a reading a second is far below
+# the run-to-run noise of the throughput comparison.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -15,7 +17,7 @@ worker=${DDPDESK_WORKER:-$root/${DDPDESK_BUILD_DIR:-build}/app/ddpdesk-worker}
 rounds=${1:-5}
 [ -x "$worker" ] || { echo "bench: no worker at $worker (build first: scripts/build.sh)"; exit 1; }
 build=$(dirname "$(dirname "$worker")")
-cmake --build "$build" --target bench_step_clock >/dev/null || { echo "bench: cannot build bench_step_clock"; exit 1; }
+cmake --build "$build" --target bench_step_clock bench_system_sample >/dev/null || { echo "bench: cannot build bench_step_clock or bench_system_sample"; exit 1; }
 export OMP_NUM_THREADS=1
 tmp=$(mktemp -d /tmp/ddpdesk-bench-telemetry-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -49,3 +51,4 @@ awk -v ob="$on_best" -v fb="$off_best" -v om="$on_median" -v fm="$off_median" -v
 # Per-rank step time of the median off run: world 2 x batch 64 samples per step.
 step_ms=$(awk -v m="$off_median" 'BEGIN { printf "%.4f", 2 * 64 / m * 1000 }')
 "$build/tests/engine/bench_step_clock" 1 "$step_ms"
+"$build/tests/engine/bench_system_sample"
