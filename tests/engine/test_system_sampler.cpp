@@ -4,6 +4,7 @@
 // machine) means plausible values, else the case is skipped, never passed.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,6 +192,78 @@ TEST(SystemSampler, MissingNvmlGivesNoGpuValuesAndNoError) {
   EXPECT_FALSE(gpu.available());
   EXPECT_TRUE(std::isnan(gpu.sample().util_percent));
 }
+
+// NVML's loading and reading, against a stand-in library with fixed readings (fake_nvml.cpp):
+// the entry points bound by name, the device found by index or PCI bus id, units converted
+// (milliwatts to watts), a reading a board does not support left out, init matched by shutdown.
+#ifdef DDPDESK_FAKE_NVML
+namespace {
+int openInits() {
+  void* lib = ::dlopen(DDPDESK_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return -1;
+  auto* fn = reinterpret_cast<int (*)()>(::dlsym(lib, "fakeNvmlOpenInits"));
+  const int n = fn ? fn() : -1;
+  ::dlclose(lib);
+  return n;
+}
+}  // namespace
+
+TEST(SystemSampler, NvmlReadingsThroughTheLoadedLibrary) {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  {
+    NvmlGpu gpu({DDPDESK_FAKE_NVML, 0, ""});
+    ASSERT_TRUE(gpu.available()) << gpu.whyNot();
+    EXPECT_EQ(openInits(), 1);
+    const NvmlGpu::Sample g = gpu.sample();
+    EXPECT_EQ(g.util_percent, 37.0);
+    EXPECT_EQ(g.memory_used_bytes, 3 * GiB);
+    EXPECT_EQ(g.memory_total_bytes, 80 * GiB);
+    EXPECT_EQ(g.temperature_c, 55.0);
+    EXPECT_DOUBLE_EQ(g.power_w, 123.456);
+  }
+  EXPECT_EQ(openInits(), 0) << "nvmlShutdown was not called";
+
+  // By PCI bus id (preferred over the index, which CUDA may number differently).
+  NvmlGpu byBus({DDPDESK_FAKE_NVML, 5, "00000000:3B:00.0"});
+  ASSERT_TRUE(byBus.available()) << byBus.whyNot();
+  EXPECT_EQ(byBus.sample().util_percent, 37.0);
+  NvmlGpu noBus({DDPDESK_FAKE_NVML, 0, "00000000:99:00.0"});
+  EXPECT_FALSE(noBus.available());
+  EXPECT_EQ(noBus.whyNot(), "no NVML device for 00000000:99:00.0: Not Found");
+  NvmlGpu noIndex({DDPDESK_FAKE_NVML, 7, ""});
+  EXPECT_EQ(noIndex.whyNot(), "no NVML device for index 7: Not Found");
+
+  // A board without temperature or power sensors: those are NaN, the rest are read.
+  NvmlGpu partial({DDPDESK_FAKE_NVML, 1, ""});
+  const NvmlGpu::Sample p = partial.sample();
+  EXPECT_EQ(p.util_percent, 37.0);
+  EXPECT_TRUE(std::isnan(p.temperature_c));
+  EXPECT_TRUE(std::isnan(p.power_w));
+}
+
+TEST(SystemSampler, GpuGaugesOfACudaRank) {
+  SystemSampler::Options o;
+  o.gpu_index = 0;
+  o.nvml_library = DDPDESK_FAKE_NVML;
+  SystemSampler s(o);
+  ASSERT_TRUE(s.gpu()) << s.gpuStatus();
+  const auto v = byName(s.sample(steadySeconds()));
+  EXPECT_EQ(v.at(gauges::kGpuUtilPercent), 37.0);
+  EXPECT_EQ(v.at(gauges::kGpuMemoryUsedBytes), 3.0 * (1 << 30));
+  EXPECT_EQ(v.at(gauges::kGpuMemoryTotalBytes), 80.0 * (1 << 30));
+  EXPECT_EQ(v.at(gauges::kGpuTemperatureC), 55.0);
+  EXPECT_DOUBLE_EQ(v.at(gauges::kGpuPowerW), 123.456);
+  EXPECT_TRUE(v.count(gauges::kRssBytes));  // the process values still come
+
+  // The same board without sensors: no temperature or power gauge at all, not a NaN one.
+  o.gpu_index = 1;
+  SystemSampler partial(o);
+  const auto w = byName(partial.sample(steadySeconds()));
+  EXPECT_TRUE(w.count(gauges::kGpuUtilPercent));
+  EXPECT_FALSE(w.count(gauges::kGpuTemperatureC));
+  EXPECT_FALSE(w.count(gauges::kGpuPowerW));
+}
+#endif
 
 // The real NVML, where there is one: device 0's values are plausible. Skipped (visibly) on a
 // machine without the driver's library or a GPU.
