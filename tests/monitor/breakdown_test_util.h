@@ -24,19 +24,27 @@ inline wire::StepTimes normalTimes(long steps = 5) {
 }
 
 // A normal rank with `extraMs` more in one part (field pointer: &wire::StepTimes::data, ...).
-inline wire::StepTimes slowTimes(double wire::StepTimes::*part, double extraMs) {
-  wire::StepTimes t = normalTimes();
+inline wire::StepTimes slowTimes(double wire::StepTimes::*part, double extraMs, long steps = 5) {
+  wire::StepTimes t = normalTimes(steps);
   t.*part += extraMs;
   t.step += extraMs;
   return t;
 }
 
-// An interval of `world` normal ranks, with rank `slow` (if >= 0) slowed in `part`.
+// Steps per log interval in the straggler tests: long enough that three intervals of a slowed
+// rank (8 ms a step or more) cover the rule's minimum duration (StragglerOptions::minSeconds,
+// 2 s), so those tests see the count of intervals decide.
+constexpr long kStragglerSteps = 100;
+
+// An interval of `world` normal ranks, with rank `slow` (if >= 0) slowed in `part`, each rank's
+// breakdown averaged over `steps` steps.
 inline std::vector<std::optional<wire::StepTimes>> interval(int world, int slow = -1,
                                                             double wire::StepTimes::*part = nullptr,
-                                                            double extraMs = 0) {
+                                                            double extraMs = 0,
+                                                            long steps = kStragglerSteps) {
   std::vector<std::optional<wire::StepTimes>> v;
-  for (int r = 0; r < world; ++r) v.push_back(r == slow ? slowTimes(part, extraMs) : normalTimes());
+  for (int r = 0; r < world; ++r)
+    v.push_back(r == slow ? slowTimes(part, extraMs, steps) : normalTimes(steps));
   return v;
 }
 

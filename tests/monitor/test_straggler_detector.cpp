@@ -1,6 +1,7 @@
 // The straggler detector on its own: flags a rank whose compute stays over the others' median for
-// N intervals, names the rank and the part that grew, clears after N intervals back in line, and
-// lets single spikes, waiting ranks and missing breakdowns pass.
+// N intervals and a minimum of wall time, names the rank and the part that grew, clears after N
+// intervals back in line, and lets single spikes, short bursts, waiting ranks and missing
+// breakdowns pass.
 #include <QtTest>
 
 #include "breakdown_test_util.h"
@@ -131,7 +132,7 @@ class TestStragglerDetector : public QObject {
         t.data = data;
         t.forward = 0.4;
         t.step = data + 0.4;
-        t.steps = 1;
+        t.steps = 2000;  // 1.6 ms a step: three intervals cover the minimum duration
         return std::optional<wire::StepTimes>(t);
       };
       StragglerDetector d;
@@ -153,6 +154,53 @@ class TestStragglerDetector : public QObject {
     for (int i = 0; i < 4; ++i) QVERIFY(d.addInterval(slow).empty());
     QCOMPARE(d.addInterval(slow).size(), std::size_t(1));
     QVERIFY(d.isFlagged(1));
+  }
+
+  void shortIntervalsNeedTheMinimumDuration() {
+    // Intervals of 5 steps: the slowed rank's 28 ms steps make 0.14 s an interval, so three in a
+    // row are a burst (a shared machine's busy moment), not a straggler. Flagged once the
+    // intervals over the margin cover 2 s: 15 of them (14 make 1.96 s).
+    StragglerDetector d;
+    const auto slow = interval(2, 1, &wire::StepTimes::data, 20.0, 5);
+    for (int i = 1; i <= 14; ++i) {
+      QVERIFY2(d.addInterval(slow).empty(), qPrintable(QString::number(i)));
+      QVERIFY(!d.isFlagged(1));
+    }
+    const auto changes = d.addInterval(slow);
+    QCOMPARE(changes.size(), std::size_t(1));
+    QCOMPARE(changes[0].rank, 1);
+    QVERIFY(changes[0].flagged);
+    QVERIFY(d.isFlagged(1));
+  }
+
+  void anIntervalInLineRestartsTheDuration() {
+    // 10 short slow intervals (1.4 s), one in line, 10 more: never 2 s in a row.
+    StragglerDetector d;
+    const auto slow = interval(2, 1, &wire::StepTimes::data, 20.0, 5);
+    for (int i = 0; i < 10; ++i) QVERIFY(d.addInterval(slow).empty());
+    QVERIFY(d.addInterval(interval(2, -1, nullptr, 0, 5)).empty());
+    for (int i = 0; i < 10; ++i) QVERIFY(d.addInterval(slow).empty());
+    QVERIFY(d.flaggedRanks().empty());
+    // Five more make 15 in a row: flagged.
+    for (int i = 0; i < 5; ++i) d.addInterval(slow);
+    QCOMPARE(d.flaggedRanks(), std::vector<int>{1});
+  }
+
+  void minimumDurationIsConfigurable() {
+    // Without a minimum, the count alone decides: three short intervals flag.
+    StragglerOptions o;
+    o.minSeconds = 0;
+    StragglerDetector d(o);
+    const auto slow = interval(2, 1, &wire::StepTimes::data, 20.0, 5);
+    QVERIFY(d.addInterval(slow).empty());
+    QVERIFY(d.addInterval(slow).empty());
+    QCOMPARE(d.addInterval(slow).size(), std::size_t(1));
+    // A breakdown without a step count covers one step: 28 ms an interval.
+    o.minSeconds = 0.1;
+    StragglerDetector uncounted(o);
+    auto none = interval(2, 1, &wire::StepTimes::data, 20.0, 0);
+    for (int i = 1; i <= 3; ++i) QVERIFY(uncounted.addInterval(none).empty());
+    QCOMPARE(uncounted.addInterval(none).size(), std::size_t(1));  // 4 x 28 ms = 0.112 s
   }
 
   void noBreakdownNothing() {

@@ -14,14 +14,16 @@ using namespace ddpdesk::test;
 
 namespace {
 
-// Step messages of `intervals` log intervals (every 5 steps) from `world` ranks, rank `slow`
-// slowed in its data loading; rank order reversed so the slow rank's messages come first.
+// Step messages of `intervals` log intervals (numbered every 5 steps, each breakdown long enough
+// for the straggler rule's minimum duration) from `world` ranks, rank `slow` slowed in its data
+// loading; rank order reversed so the slow rank's messages come first.
 std::vector<wire::Message> run(int world, int slow, int intervals, int firstInterval = 1) {
   std::vector<wire::Message> out;
   for (int i = firstInterval; i < firstInterval + intervals; ++i)
     for (int r = world - 1; r >= 0; --r)
-      out.push_back(stepMessage(
-          r, 5 * i, r == slow ? slowTimes(&wire::StepTimes::data, 20.0) : normalTimes()));
+      out.push_back(stepMessage(r, 5 * i,
+                                r == slow ? slowTimes(&wire::StepTimes::data, 20.0, kStragglerSteps)
+                                          : normalTimes(kStragglerSteps)));
   return out;
 }
 
@@ -67,13 +69,13 @@ class TestStragglerWatch : public QObject {
     watch.setStore(&store);
     // Rank 2 is far ahead of the others; rank 0 has not reported at all.
     for (int i = 1; i <= 4; ++i) {
-      store.ingest(stepMessage(2, 5 * i, slowTimes(&wire::StepTimes::data, 20.0)));
-      store.ingest(stepMessage(1, 5 * i, normalTimes()));
+      store.ingest(stepMessage(2, 5 * i, slowTimes(&wire::StepTimes::data, 20.0, kStragglerSteps)));
+      store.ingest(stepMessage(1, 5 * i, normalTimes(kStragglerSteps)));
     }
     store.flush();
     QCOMPARE(watch.detector().intervals(), qint64(0));
     QVERIFY(!watch.isFlagged(2));
-    for (int i = 1; i <= 3; ++i) store.ingest(stepMessage(0, 5 * i, normalTimes()));
+    for (int i = 1; i <= 3; ++i) store.ingest(stepMessage(0, 5 * i, normalTimes(kStragglerSteps)));
     store.flush();
     QCOMPARE(watch.detector().intervals(), qint64(3));
     QVERIFY(watch.isFlagged(2));
@@ -124,10 +126,10 @@ class TestStragglerWatch : public QObject {
     messages.reserve(2 * kIntervals);
     for (int i = 1; i <= kIntervals; ++i)
       for (int r = 0; r < 2; ++r)
-        messages.push_back(stepMessage(r, i,
-                                       r == 1 && i > kIntervals - 3
-                                           ? slowTimes(&wire::StepTimes::data, 20.0)
-                                           : normalTimes()));
+        messages.push_back(stepMessage(
+            r, i,
+            r == 1 && i > kIntervals - 3 ? slowTimes(&wire::StepTimes::data, 20.0, kStragglerSteps)
+                                         : normalTimes(kStragglerSteps)));
     store.ingest(messages);
     StragglerWatch watch;
     QSignalSpy flagged(&watch, &StragglerWatch::flagged);

@@ -71,8 +71,9 @@ class TestRankTableBreakdown : public QObject {
     watch.setStore(&store);
     for (int i = 1; i <= 3; ++i)
       for (int r = 0; r < 3; ++r)
-        store.ingest(stepMessage(
-            r, 5 * i, r == 1 ? slowTimes(&wire::StepTimes::forward, 8.0) : normalTimes()));
+        store.ingest(stepMessage(r, 5 * i,
+                                 r == 1 ? slowTimes(&wire::StepTimes::forward, 8.0, kStragglerSteps)
+                                        : normalTimes(kStragglerSteps)));
     store.flush();
     QVERIFY(watch.isFlagged(1));
 

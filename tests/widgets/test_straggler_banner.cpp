@@ -15,8 +15,9 @@ namespace {
 void ingestIntervals(MetricsStore& store, int first, int count, int slow) {
   for (int i = first; i < first + count; ++i)
     for (int r = 0; r < 2; ++r)
-      store.ingest(stepMessage(
-          r, 5 * i, r == slow ? slowTimes(&wire::StepTimes::data, 20.0) : normalTimes()));
+      store.ingest(stepMessage(r, 5 * i,
+                               r == slow ? slowTimes(&wire::StepTimes::data, 20.0, kStragglerSteps)
+                                         : normalTimes(kStragglerSteps)));
 }
 
 }  // namespace

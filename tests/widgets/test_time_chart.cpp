@@ -97,7 +97,8 @@ class TestTimeChart : public QObject {
     for (int i = 1; i <= 3; ++i)
       for (int r = 0; r < 4; ++r)
         store.ingest(stepMessage(r, 5 * i,
-                                 r == 2 ? slowTimes(&wire::StepTimes::data, 20.0) : normalTimes()));
+                                 r == 2 ? slowTimes(&wire::StepTimes::data, 20.0, kStragglerSteps)
+                                        : normalTimes(kStragglerSteps)));
     store.flush();  // the chart's straggler watch follows the store's updates
     chart.sync();
     QCOMPARE(chart.shownRanks().size(), std::size_t(4));

@@ -14,6 +14,12 @@ double valueOf(const wire::StepTimes& t, int part) {
   return part == kCompute ? computeMs(t) : partMs(t, StepPart(part));
 }
 
+// The wall time an interval covers on its rank: the mean step time over the steps it averages (a
+// breakdown without a count covers one step).
+double intervalSeconds(const wire::StepTimes& t) {
+  return t.step * double(std::max(1L, t.steps)) / 1000.0;
+}
+
 QString ms(double v) {
   return QString::number(v, 'f', 1) + QStringLiteral(" ms");
 }
@@ -79,12 +85,14 @@ std::vector<StragglerDetector::Change> StragglerDetector::addInterval(
     const bool over = excess > options_.minMs && excess > options_.margin * others;
     if (over) {
       ++st.over;
+      st.overSeconds += intervalSeconds(*ranks[r]);
       st.inLine = 0;
     } else {
       ++st.inLine;
       st.over = 0;
+      st.overSeconds = 0;
     }
-    const bool flag = !st.flagged && st.over >= n;
+    const bool flag = !st.flagged && st.over >= n && st.overSeconds >= options_.minSeconds;
     const bool clear = st.flagged && st.inLine >= n;
     // Figures only for the ranks that are (or were just) flagged: the others need no words.
     if (st.flagged || flag) st.latest = figures(ranks, r, mine, others);

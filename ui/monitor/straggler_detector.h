@@ -1,11 +1,14 @@
 // StragglerDetector: which rank holds the others up. Fed one log interval at a time (every rank's
 // breakdown for the same step), it compares each rank's compute (data + forward + backward +
 // optimizer) with the median of the other ranks' compute. A rank over that median by more than
-// the margin (relative and absolute, both must be exceeded) for `intervals` intervals in a row is
-// flagged; the flag clears after as many intervals back in line. One slow interval (a page fault,
-// a busy core) flags nothing. Compute, not step time, is compared: in DDP every rank's step takes
-// as long as the slowest one's, the fast ranks just spend the difference waiting in comm.
-// Pure (no signals, no store): StragglerWatch feeds it from a MetricsStore.
+// the margin (relative and absolute, both must be exceeded) for `intervals` intervals in a row,
+// and for at least `minSeconds` of its own wall time over those intervals, is flagged; the flag
+// clears after `intervals` intervals back in line. One slow interval (a page fault, a busy core)
+// flags nothing, and neither do a few short ones: with a log interval of a few milliseconds,
+// three intervals in a row are one hiccup of a shared machine, not a slow rank. Compute, not step
+// time, is compared: in DDP every rank's step takes as long as the slowest one's, the fast ranks
+// just spend the difference waiting in comm. Pure (no signals, no store): StragglerWatch feeds it
+// from a MetricsStore.
 #pragma once
 
 #include <QString>
@@ -21,6 +24,9 @@ struct StragglerOptions {
   double margin = 0.20;  // over the others' median by more than this fraction of it ...
   double minMs = 1.0;    // ... and by more than this many ms per step
   int intervals = 3;     // consecutive intervals to flag, and to clear
+  // To flag, the consecutive intervals over the margin must also cover this much of the rank's
+  // wall time (each interval: its step time x the steps it averages).
+  double minSeconds = 2.0;
 };
 
 class StragglerDetector {
@@ -59,9 +65,10 @@ class StragglerDetector {
   };
   struct RankState {
     bool flagged = false;
-    int over = 0;    // consecutive intervals over the margin
-    int inLine = 0;  // consecutive intervals within it
-    Figures latest;  // of the latest interval (kept up to date for flagged ranks)
+    int over = 0;            // consecutive intervals over the margin
+    double overSeconds = 0;  // the rank's wall time in those intervals
+    int inLine = 0;          // consecutive intervals within it
+    Figures latest;          // of the latest interval (kept up to date for flagged ranks)
   };
 
   Figures figures(const std::vector<std::optional<wire::StepTimes>>& ranks, int rank, double mine,
