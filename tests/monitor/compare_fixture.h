@@ -4,11 +4,11 @@
 
 #include <QDir>
 #include <QFile>
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <vector>
 
+#include "monitor_test_util.h"
 #include "run_directory.h"
 #include "run_spec.h"
 #include "wire.h"
@@ -26,29 +26,9 @@ inline RunSpec compareSpec(int batch, int accum, const std::string& runDir = {},
   return s;
 }
 
-struct ProcessResult {
-  int code = -1;  // -1: crashed or timed out (the output still says why)
-  QString out, err;
-};
-
-// Runs `program` with `args` (and `env` added to this process's environment) to its end.
-inline ProcessResult runProgram(const QString& program, const QStringList& args,
-                                const QProcessEnvironment& env = {}, int timeoutMs = 120000) {
-  QProcess p;
-  QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-  for (const QString& k : env.keys()) e.insert(k, env.value(k));
-  p.setProcessEnvironment(e);
-  p.start(program, args);
-  ProcessResult r;
-  if (!p.waitForFinished(timeoutMs)) {
-    p.kill();
-    p.waitForFinished();
-  }
-  if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+// Shared with the other monitor tests that run programs (monitor_test_util.h).
+using test::ProcessResult;
+using test::runProgram;
 
 inline wire::Message stepMessage(std::int64_t step, double loss, std::int64_t samples, double time,
                                  double samplesPerSec = 100.0) {

@@ -10,7 +10,9 @@
 #include <QList>
 #include <QProcess>
 #include <QProcessEnvironment>
+#include <QRegularExpression>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cerrno>
@@ -84,17 +86,91 @@ inline QProcessEnvironment fakeEnv(std::initializer_list<std::pair<const char*, 
   return env;
 }
 
-// `<program> --headless <args>` (the ddpdesk binary) started with `worker` as its ranks' program
-// and its data directory under `xdgData`.
-inline std::unique_ptr<QProcess> startHeadless(const QString& program, const QString& worker,
-                                               const QString& xdgData, const QStringList& args) {
-  auto p = std::make_unique<QProcess>();
+// This process's environment with `add` added and the variables in `unset` taken out.
+inline QProcessEnvironment childEnvironment(const QProcessEnvironment& add = {},
+                                            const QStringList& unset = {}) {
   QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+  for (const QString& k : unset) e.remove(k);
+  for (const QString& k : add.keys()) e.insert(k, add.value(k));
+  return e;
+}
+
+// `<program> --headless <args>` (the ddpdesk binary) started with `worker` as its ranks' program,
+// its data directory under `xdgData`, and `env` added to this process's environment.
+inline std::unique_ptr<QProcess> startHeadless(const QString& program, const QString& worker,
+                                               const QString& xdgData, const QStringList& args,
+                                               const QProcessEnvironment& env = {}) {
+  auto p = std::make_unique<QProcess>();
+  QProcessEnvironment e = childEnvironment(env);
   e.insert(QStringLiteral("XDG_DATA_HOME"), xdgData);
   e.insert(QStringLiteral("DDPDESK_WORKER"), worker);
   p->setProcessEnvironment(e);
   p->start(program, QStringList{QStringLiteral("--headless")} + args);
   return p;
+}
+
+#ifdef DDPDESK_REAL_WORKER
+// How long a test waits on runs of the real worker: LibTorch start-up and Gloo rendezvous on a
+// loaded 2-core box.
+constexpr int kRealWorkerTimeoutMs = 300000;
+
+// `ddpdesk --headless <args>` with this build's ddpdesk-worker as its ranks' program.
+inline std::unique_ptr<QProcess> startRealHeadless(const QString& xdgData,
+                                                   const QStringList& args) {
+  return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER), xdgData,
+                       args);
+}
+#endif
+
+struct ProcessResult {
+  int code = -1;  // -1: crashed or timed out (the output still says why)
+  QString out, err;
+};
+
+// Waits for a started process to end (killed after timeoutMs, so no test leaves one behind) and
+// collects its exit code and output.
+inline ProcessResult finishProcess(QProcess& p, int timeoutMs) {
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  ProcessResult r;
+  if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+// Runs `program` with `args` to its end, in this process's environment with `env` added and the
+// variables in `unset` taken out.
+inline ProcessResult runProgram(const QString& program, const QStringList& args,
+                                const QProcessEnvironment& env = {}, int timeoutMs = 120000,
+                                const QStringList& unset = {}) {
+  QProcess p;
+  p.setProcessEnvironment(childEnvironment(env, unset));
+  p.start(program, args);
+  return finishProcess(p, timeoutMs);
+}
+
+// Reads a running monitor's stderr (appending it to *err) until `pattern` matches it, for at most
+// timeoutMs; the match (hasMatch() false when it never came).
+inline QRegularExpressionMatch waitForStderr(QProcess& p, const QRegularExpression& pattern,
+                                             QString* err, int timeoutMs) {
+  QRegularExpressionMatch m;
+  for (int i = 0; i < timeoutMs / 50; ++i) {
+    p.waitForReadyRead(50);
+    *err += QString::fromUtf8(p.readAllStandardError());
+    m = pattern.match(*err);
+    if (m.hasMatch()) break;
+  }
+  return m;
+}
+
+// The pids of a monitor's "pids 123 456" (the numbers, as captured from it).
+inline QList<qint64> pidList(const QString& numbers) {
+  QList<qint64> pids;
+  for (const auto& s : numbers.split(QLatin1Char(' '), Qt::SkipEmptyParts)) pids << s.toLongLong();
+  return pids;
 }
 
 // True once a run's metrics.jsonl holds step messages from ranks 0 and 1: their signal handlers

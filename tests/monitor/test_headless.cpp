@@ -24,44 +24,22 @@ class TestHeadless : public QObject {
 
   std::unique_ptr<QProcess> launch(const QStringList& args,
                                    std::initializer_list<std::pair<const char*, QString>> env) {
-    auto p = std::make_unique<QProcess>();
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-    e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
-    e.insert(QStringLiteral("DDPDESK_WORKER"), fakeWorker());
-    for (const auto& [k, v] : env) e.insert(QString::fromLatin1(k), v);
-    p->setProcessEnvironment(e);
-    p->start(QStringLiteral(DDPDESK_BIN), QStringList{QStringLiteral("--headless")} + args);
-    return p;
+    return startHeadless(QStringLiteral(DDPDESK_BIN), fakeWorker(), data->path(), args,
+                         fakeEnv(env));
   }
-  struct Result {
-    int code = -1;
-    QString out, err;
-  };
+  using Result = ProcessResult;
   Result run(const QStringList& args, std::initializer_list<std::pair<const char*, QString>> env) {
-    auto p = launch(args, env);
-    Result r;
-    if (!p->waitForFinished(kTimeout) || p->exitStatus() != QProcess::NormalExit) return r;
-    r.code = p->exitCode();
-    r.out = QString::fromUtf8(p->readAllStandardOutput());
-    r.err = QString::fromUtf8(p->readAllStandardError());
-    return r;
+    return finishProcess(*launch(args, env), kTimeout);
   }
   // The rank pids headless announces on stderr ("started N rank(s) of WORKER, pids a b").
   static QList<qint64> pidsIn(const QString& err) {
-    QList<qint64> pids;
-    const auto m = QRegularExpression(QStringLiteral("pids ([0-9 ]+)")).match(err);
-    for (const auto& s : m.captured(1).split(' ', Qt::SkipEmptyParts)) pids << s.toLongLong();
-    return pids;
+    return pidList(QRegularExpression(QStringLiteral("pids ([0-9 ]+)")).match(err).captured(1));
   }
   // Reads stderr until the ranks were started, returns their pids.
   static QList<qint64> waitForStart(QProcess& p, QString* err) {
-    for (int i = 0; i < kTimeout / 50; ++i) {
-      p.waitForReadyRead(50);
-      *err += QString::fromUtf8(p.readAllStandardError());
-      const auto pids = pidsIn(*err);
-      if (!pids.isEmpty()) return pids;
-    }
-    return {};
+    return pidList(
+        waitForStderr(p, QRegularExpression(QStringLiteral("pids ([0-9 ]+)\n")), err, kTimeout)
+            .captured(1));
   }
   // Waits until every rank's log shows a step: their signal handlers are in place, so a stop
   // is graceful rather than racing the ranks' start-up.

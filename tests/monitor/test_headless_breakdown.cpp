@@ -7,14 +7,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "monitor_test_util.h"
+
+using namespace ddpdesk::test;
+
 namespace {
 
-constexpr int kTimeout = 300000;
+constexpr int kTimeout = kRealWorkerTimeoutMs;
 
-struct Result {
-  int code = -1;
-  QString out, err;
-};
+using Result = ProcessResult;
 
 // The summary's breakdown table: rank -> its columns (data, fwd, bwd, comm, opt, step, eff.).
 QMap<int, QStringList> breakdownRows(const QString& out) {
@@ -43,26 +44,16 @@ class TestHeadlessBreakdown : public QObject {
   // (about 80 ms), so one rank losing its core for a moment on a shared machine is not three
   // slow intervals; the faulted rank is 20 ms slower per step, plain at any interval.
   Result run(const QString& slowRank, const QString& logInterval = QStringLiteral("5")) {
-    QProcess p;
-    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    QProcessEnvironment e;
     e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
     e.insert(QStringLiteral("DDPDESK_WORKER"), QStringLiteral(DDPDESK_REAL_WORKER));
-    e.remove(QStringLiteral("DDPDESK_FAULT_SLOW_RANK"));
     if (!slowRank.isEmpty()) e.insert(QStringLiteral("DDPDESK_FAULT_SLOW_RANK"), slowRank);
-    p.setProcessEnvironment(e);
-    p.start(QStringLiteral(DDPDESK_BIN),
-            {"--headless", "--nproc", "2", "--task", "fmnist-mlp", "--dataset-size", "6400",
-             "--batch-size", "64", "--log-interval", logInterval, "--epochs", "1"});
-    Result r;
-    if (!p.waitForFinished(kTimeout)) {
-      p.kill();
-      p.waitForFinished();
-    }
     // A crash or a timeout keeps code -1; the output still tells why.
-    if (p.exitStatus() == QProcess::NormalExit) r.code = p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProgram(
+        QStringLiteral(DDPDESK_BIN),
+        {"--headless", "--nproc", "2", "--task", "fmnist-mlp", "--dataset-size", "6400",
+         "--batch-size", "64", "--log-interval", logInterval, "--epochs", "1"},
+        e, kTimeout, {QStringLiteral("DDPDESK_FAULT_SLOW_RANK")});
   }
 
  private Q_SLOTS:

@@ -25,19 +25,11 @@ class TestHeadlessQueue : public QObject {
   Q_OBJECT
   std::unique_ptr<QTemporaryDir> data;
 
-  struct Result {
-    int code = -1;
-    QString out, err;
-  };
+  using Result = ProcessResult;
   Result run(const QStringList& args) {
-    auto p = startHeadless(QStringLiteral(DDPDESK_BIN), fakeWorker(),
-                           data->filePath(QStringLiteral("xdg")), args);
-    Result r;
-    if (!p->waitForFinished(kTimeout) || p->exitStatus() != QProcess::NormalExit) return r;
-    r.code = p->exitCode();
-    r.out = QString::fromUtf8(p->readAllStandardOutput());
-    r.err = QString::fromUtf8(p->readAllStandardError());
-    return r;
+    return finishProcess(*startHeadless(QStringLiteral(DDPDESK_BIN), fakeWorker(),
+                                        data->filePath(QStringLiteral("xdg")), args),
+                         kTimeout);
   }
   QString write(const QString& name, const QByteArray& text) {
     const QString path = data->filePath(name);

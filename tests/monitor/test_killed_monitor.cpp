@@ -21,32 +21,26 @@ using namespace ddpdesk;
 using namespace ddpdesk::test;
 
 namespace {
-constexpr int kTimeout = 300000;  // LibTorch start-up and rendezvous on a loaded 2-core box
+constexpr int kTimeout = kRealWorkerTimeoutMs;
 }
 
 class TestKilledMonitor : public QObject {
   Q_OBJECT
   QTemporaryDir data;
 
-  std::unique_ptr<QProcess> headless(const QStringList& args) {
-    return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER),
-                         data.path(), args);
-  }
   // Reads the monitor's stderr until it named the run directory and the ranks' pids.
   static bool waitForStart(QProcess& p, QString* dir, QList<qint64>* pids) {
+    // Headless names the directory on one line, then the pids on the next.
     QString err;
-    for (int i = 0; i < kTimeout / 50; ++i) {
-      p.waitForReadyRead(50);
-      err += QString::fromUtf8(p.readAllStandardError());
-      const auto d = QRegularExpression(QStringLiteral("run directory (\\S+)")).match(err);
-      const auto m = QRegularExpression(QStringLiteral("pids ([0-9 ]+)\n")).match(err);
-      if (d.hasMatch() && m.hasMatch()) {
-        *dir = d.captured(1);
-        for (const auto& s : m.captured(1).split(' ', Qt::SkipEmptyParts)) *pids << s.toLongLong();
-        return true;
-      }
-    }
-    return false;
+    const auto m =
+        waitForStderr(p,
+                      QRegularExpression(QStringLiteral("run directory (\\S+)\n.*pids ([0-9 ]+)\n"),
+                                         QRegularExpression::DotMatchesEverythingOption),
+                      &err, kTimeout);
+    if (!m.hasMatch()) return false;
+    *dir = m.captured(1);
+    *pids = pidList(m.captured(2));
+    return true;
   }
 
  private Q_SLOTS:
@@ -55,7 +49,7 @@ class TestKilledMonitor : public QObject {
   void killedMonitorLeavesAResumableRunThatSaysWhatHappened() {
     const QStringList spec = {"--task", "seed",         "--nproc", "2",        "--dataset-size",
                               "4000",   "--batch-size", "4",       "--epochs", "30"};
-    auto monitor = headless(spec);
+    auto monitor = startRealHeadless(data.path(), spec);
     QString dir;
     QList<qint64> pids;
     QVERIFY(waitForStart(*monitor, &dir, &pids));
@@ -94,7 +88,7 @@ class TestKilledMonitor : public QObject {
     QCOMPARE(record->checkpoints.size(), 1);
 
     // And it resumes to the end in the same directory.
-    auto again = headless({"--resume", dir});
+    auto again = startRealHeadless(data.path(), {"--resume", dir});
     QVERIFY(again->waitForFinished(kTimeout));
     QCOMPARE(again->exitCode(), 0);
     const auto status = RunDirectory::readStatus(dir);

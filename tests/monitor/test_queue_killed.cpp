@@ -23,17 +23,13 @@ using namespace ddpdesk;
 using namespace ddpdesk::test;
 
 namespace {
-constexpr int kTimeout = 300000;  // LibTorch start-up and rendezvous on a loaded 2-core box
+constexpr int kTimeout = kRealWorkerTimeoutMs;
 }
 
 class TestQueueKilled : public QObject {
   Q_OBJECT
   QTemporaryDir data;
 
-  std::unique_ptr<QProcess> headless(const QStringList& args) {
-    return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER),
-                         data.path(), args);
-  }
   QJsonArray entries() const {
     QFile f(data.filePath(QStringLiteral("queue.json")));
     if (!f.open(QIODevice::ReadOnly)) return {};
@@ -56,18 +52,14 @@ class TestQueueKilled : public QObject {
     q.close();
     const QStringList args = {"--queue", q.fileName()};
 
-    auto first = headless(args);
+    auto first = startRealHeadless(data.path(), args);
     QString err, dir;
     QList<qint64> pids;
     const QRegularExpression started(
         QStringLiteral("queue: run 2/3 \\(.*\\) started in (\\S+), pids ([0-9 ]+)\n"));
-    for (int i = 0; i < kTimeout / 50 && dir.isEmpty(); ++i) {
-      first->waitForReadyRead(50);
-      err += QString::fromUtf8(first->readAllStandardError());
-      const auto m = started.match(err);
-      if (!m.hasMatch()) continue;
+    if (const auto m = waitForStderr(*first, started, &err, kTimeout); m.hasMatch()) {
       dir = m.captured(1);
-      for (const auto& s : m.captured(2).split(' ', Qt::SkipEmptyParts)) pids << s.toLongLong();
+      pids = pidList(m.captured(2));
     }
     QVERIFY2(!dir.isEmpty(), qPrintable(err));
     QCOMPARE(pids.size(), 2);
@@ -91,7 +83,7 @@ class TestQueueKilled : public QObject {
     const qint64 cutAt = cut->status->lastStep;
     QVERIFY(cutAt > 0);
 
-    auto again = headless(args);
+    auto again = startRealHeadless(data.path(), args);
     QVERIFY(again->waitForFinished(kTimeout));
     const QString out = QString::fromUtf8(again->readAllStandardError());
     QCOMPARE(again->exitCode(), 0);
