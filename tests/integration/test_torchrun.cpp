@@ -13,8 +13,10 @@ TEST(Torchrun, TwoRanksUnderTorchrun) {
   if (std::system("/usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null") != 0)
     GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
   const std::string dir = temp_dir("torchrun");
-  const std::string cmd = "cd " + dir +
-                          " && timeout 300 /usr/bin/python3 -m torch.distributed.run --redirects 2 "
+  // TMPDIR: torchrun keeps its agent's logs in a torchelastic_* directory of its own under the
+  // temporary directory and leaves it there; in `dir` it goes when the test's directories do.
+  const std::string cmd = "cd " + dir + " && TMPDIR=" + dir +
+                          " timeout 300 /usr/bin/python3 -m torch.distributed.run --redirects 2 "
                           "--tee 2 --no_python --nproc_per_node 2 --master_port " +
                           std::to_string(free_port()) + " " + worker_path() +
                           " --task seed --epochs 1 --dataset-size 400 --metrics-file " + dir +

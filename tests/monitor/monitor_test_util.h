@@ -96,12 +96,18 @@ inline QProcessEnvironment childEnvironment(const QProcessEnvironment& add = {},
 }
 
 // `<program> --headless <args>` (the ddpdesk binary) started with `worker` as its ranks' program,
-// its data directory under `xdgData`, and `env` added to this process's environment.
+// its data directory under `xdgData`, and `env` added to this process's environment. Its
+// temporary files, the monitor's socket directory among them, go to `xdgData`/tmp: a monitor
+// the test kills outright (SIGKILL) cannot remove that directory, and the test's own temporary
+// directory takes it away with the rest.
 inline std::unique_ptr<QProcess> startHeadless(const QString& program, const QString& worker,
                                                const QString& xdgData, const QStringList& args,
                                                const QProcessEnvironment& env = {}) {
   auto p = std::make_unique<QProcess>();
-  QProcessEnvironment e = childEnvironment(env);
+  QProcessEnvironment e = childEnvironment(env, {QStringLiteral("XDG_RUNTIME_DIR")});
+  const QString tmp = xdgData + QStringLiteral("/tmp");
+  QDir().mkpath(tmp);
+  e.insert(QStringLiteral("TMPDIR"), tmp);
   e.insert(QStringLiteral("XDG_DATA_HOME"), xdgData);
   e.insert(QStringLiteral("DDPDESK_WORKER"), worker);
   p->setProcessEnvironment(e);
