@@ -1,7 +1,8 @@
 // RunQueue driving the fake worker through a real RunController: entries run one after another,
 // a failed run does not stop the queue unless asked, a user stop pauses it, reordering, removal
 // and pausing are kept in the file, and an entry the file says was running (the app died) reads
-// back as interrupted and continues from its checkpoint in its own run directory.
+// back as interrupted and continues from its checkpoint in its own run directory. Entries go
+// through the pre-start checks: one they rule out fails with their line and spawns nothing.
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -97,6 +98,65 @@ class TestRunQueue : public QObject {
              QStringLiteral("failed"));
     QCOMPARE(entries[2].toObject().value(QLatin1String("run_dir")).toString(),
              q->entries()[2].runDir);
+  }
+
+  void entriesTheChecksRuleOutFailWithoutARank() {
+    // The checks a run from the form or headless goes through (pre_start_check.h) also stand
+    // before a queued run: a user task whose model file is missing (the dry run names it) and a
+    // CUDA run on a machine whose probe finds no GPU fail with that line, and none of their
+    // ranks is spawned; the queue goes on to the next entry.
+    make({{"FAKE_STEPS", "4"}});
+    QVERIFY(q->load(queuePath()));
+    RunSpec user = fakeSpec(2);
+    user.task = "script";
+    user.model = data->filePath(QStringLiteral("missing.pt")).toStdString();
+    user.train_data = writeFile(QDir(data->path()), QStringLiteral("train.pt")).toStdString();
+    RunSpec cuda = fakeSpec(1);
+    cuda.device = "cuda";  // the fake worker's probe finds none (FAKE_GPUS unset)
+    const int a = q->add(user);
+    const int b = q->add(cuda);
+    const int d = q->add(fakeSpec(1));
+    QSignalSpy started(q.get(), &RunQueue::entryStarted);
+    QSignalSpy ended(q.get(), &RunQueue::entryEnded);
+    QSignalSpy idle(q.get(), &RunQueue::idle);
+    q->startNext();
+    QTRY_VERIFY_WITH_TIMEOUT(ended.count() == 3 && idle.count() > 0, kRunTimeout);
+    QCOMPARE(states(),
+             (QList<EntryState>{EntryState::Failed, EntryState::Failed, EntryState::Finished}));
+    QCOMPARE(ended.at(0).at(0).toInt(), a);
+    QCOMPARE(ended.at(1).at(0).toInt(), b);
+    QCOMPARE(q->entries()[0].reason,
+             QStringLiteral("could not start: invalid --model '%1': no such file")
+                 .arg(QString::fromStdString(user.model)));
+    QVERIFY2(q->entries()[1].reason.startsWith(QLatin1String("could not start: invalid --")),
+             qPrintable(q->entries()[1].reason));
+    QVERIFY2(q->entries()[1].reason.contains(QLatin1String("GPU")),
+             qPrintable(q->entries()[1].reason));
+    // Only the last one started: no run directory, no rank for the others.
+    QCOMPARE(started.count(), 1);
+    QCOMPARE(started.at(0).at(0).toInt(), d);
+    QVERIFY(q->entries()[0].runDir.isEmpty());
+    QVERIFY(q->entries()[1].runDir.isEmpty());
+    QCOMPARE(RunDirectory::listRuns().size(), std::size_t(1));
+  }
+
+  void anEntryThatPassesTheChecksStarts() {
+    // The same user task with its files in place: checked, then started and run to the end.
+    make({{"FAKE_STEPS", "4"}});
+    QVERIFY(q->load(queuePath()));
+    RunSpec user = fakeSpec(2);
+    user.task = "script";
+    user.model = writeFile(QDir(data->path()), QStringLiteral("model.pt")).toStdString();
+    user.train_data = writeFile(QDir(data->path()), QStringLiteral("train.pt")).toStdString();
+    const int a = q->add(user);
+    QSignalSpy started(q.get(), &RunQueue::entryStarted);
+    QSignalSpy idle(q.get(), &RunQueue::idle);
+    q->startNext();
+    QVERIFY(started.isEmpty());  // not before the check has answered
+    QTRY_VERIFY_WITH_TIMEOUT(idle.count() > 0 && q->entries()[0].state == EntryState::Finished,
+                             kRunTimeout);
+    QCOMPARE(started.count(), 1);
+    QCOMPARE(started.at(0).at(0).toInt(), a);
   }
 
   void stopOnFailurePausesTheQueueAtTheFailedRun() {

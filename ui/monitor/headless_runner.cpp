@@ -9,9 +9,9 @@
 
 #include "breakdown_text.h"
 #include "compare_headless.h"
-#include "device_probe.h"
 #include "headless_queue.h"
 #include "metrics_store.h"
+#include "pre_start_check.h"
 #include "progress_printer.h"
 #include "progress_text.h"
 #include "run_controller.h"
@@ -19,7 +19,6 @@
 #include "spec_flags.h"
 #include "straggler_watch.h"
 #include "system_text.h"
-#include "task_check.h"
 
 namespace ddpdesk {
 namespace {
@@ -67,24 +66,6 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
     std::printf("\n%s", t.toStdString().c_str());
   std::printf("\nrun directory: %s\n", c.runDirectory().toStdString().c_str());
   std::fflush(stdout);
-}
-
-// Bad input that only this machine can tell, found before anything is spawned or written: a CUDA
-// run it cannot hold, or user-task files the worker's dry run rejects. The one line to print
-// (the worker's own words for the files), empty when there is none. When the probe or the check
-// itself fails, the ranks report the problem as they start.
-QString machineInputProblem(const RunSpec& spec, const QString& worker) {
-  if (spec.device == "cuda") {
-    const QString shortage = cudaShortage(spec, probeDevicesNow(worker, 60000));
-    if (!shortage.isEmpty()) return shortage;
-  }
-  if (needsTaskCheck(spec)) {
-    const TaskCheckResult check = runTaskCheckNow(worker, spec);
-    if (check.status == TaskCheckResult::Status::BadInput) return check.error;
-    if (!check.ok())
-      err(QStringLiteral("warning: could not check the task's files: ") + check.error);
-  }
-  return {};
 }
 
 // `attachDir` empty: start the run in `spec`; else follow the run in that directory.
@@ -146,8 +127,11 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   if (attach) {
     err(QStringLiteral("following %1 (metrics/rank-N.jsonl)").arg(controller.runDirectory()));
   } else {
-    if (const QString bad = machineInputProblem(spec, controller.workerProgram()); !bad.isEmpty()) {
-      err(bad);
+    // Bad input only this machine can tell, before anything is spawned or written.
+    const PreStartVerdict verdict = checkBeforeStartNow(spec, controller.workerProgram());
+    if (!verdict.warning.isEmpty()) err(QStringLiteral("warning: ") + verdict.warning);
+    if (!verdict.ok()) {
+      err(verdict.problem);
       return 2;
     }
     if (!controller.start(spec, &error)) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.h"
+#include "pre_start_check.h"
 #include "run_controller.h"
 #include "run_directory.h"
 
@@ -95,7 +96,8 @@ QString QueueEntry::label() const {
 }
 
 RunQueue::RunQueue(RunController* controller, QObject* parent)
-    : QObject(parent), controller_(controller) {
+    : QObject(parent), controller_(controller), check_(new PreStartCheck(this)) {
+  connect(check_, &PreStartCheck::finished, this, &RunQueue::onChecked);
   launcher_ = [this](const RunSpec& spec, QString* error) {
     return controller_->start(spec, error);
   };
@@ -279,6 +281,11 @@ int RunQueue::add(const RunSpec& spec, const QJsonObject& extra) {
 bool RunQueue::remove(int id) {
   const int i = indexOf(id);
   if (i < 0 || id == current_) return false;
+  if (id == checking_) {  // its check is no longer wanted
+    check_->cancel();
+    checking_ = -1;
+    QTimer::singleShot(0, this, &RunQueue::startNext);
+  }
   const QueueEntry gone = entries_[i];
   entries_.erase(entries_.begin() + i);
   persist();
@@ -313,7 +320,7 @@ void RunQueue::setStopOnFailure(bool stop) {
 void RunQueue::startNext() {
   if (starting_) return;
   starting_ = true;
-  while (!paused_ && current_ < 0 && !controller_->isActive()) {
+  while (!paused_ && current_ < 0 && checking_ < 0 && !controller_->isActive()) {
     QueueEntry* next = nullptr;
     for (auto& e : entries_)
       if (e.pending()) {
@@ -329,19 +336,21 @@ void RunQueue::startNext() {
       spec.resume = next->runDir.toStdString();
       spec.run_dir.clear();
     }
-    QString error;
-    current_ = next->id;  // set first: a run that fails at once ends through onControllerState
     const int id = next->id;
+    // The checks of any run before its ranks are spawned (a CUDA run this machine cannot hold,
+    // user-task files the dry run rejects), in the background: the answer starts it or fails it.
+    if (checked_ != id && needsPreStartCheck(spec)) {
+      checking_ = id;
+      check_->start(spec, controller_->workerProgram());
+      if (checking_ >= 0) break;
+      continue;  // answered at once (onChecked): start it, or go on to the next
+    }
+    checked_ = -1;
+    QString error;
+    current_ = id;  // set first: a run that fails at once ends through onControllerState
     if (!launcher_(spec, &error)) {
       current_ = -1;
-      next = find(id);
-      next->state = State::Failed;
-      next->reason = QStringLiteral("could not start: ") + firstLine(error);
-      Q_EMIT message(QStringLiteral("queue: run %1 could not start: %2").arg(id).arg(error));
-      if (stop_on_failure_) paused_ = true;
-      persist();
-      Q_EMIT entryChanged(*next);
-      Q_EMIT entryEnded(id);
+      failToStart(id, error);
       continue;
     }
     next = find(id);
@@ -355,7 +364,33 @@ void RunQueue::startNext() {
     Q_EMIT entryStarted(id);
   }
   starting_ = false;
-  if (current_ < 0 && !controller_->isActive()) Q_EMIT idle();
+  if (current_ < 0 && checking_ < 0 && !controller_->isActive()) Q_EMIT idle();
+}
+
+void RunQueue::onChecked(const QString& problem, const QString& warning) {
+  const int id = checking_;
+  checking_ = -1;
+  if (const QueueEntry* e = find(id); e && e->pending()) {
+    if (!warning.isEmpty())
+      Q_EMIT message(QStringLiteral("queue: run %1: warning: %2").arg(id).arg(warning));
+    if (problem.isEmpty())
+      checked_ = id;  // startNext() starts it without asking again
+    else
+      failToStart(id, problem);
+  }
+  // Inside startNext() when the answer came at once: its loop goes on.
+  if (!starting_) QTimer::singleShot(0, this, &RunQueue::startNext);
+}
+
+void RunQueue::failToStart(int id, const QString& error) {
+  QueueEntry* e = find(id);
+  e->state = State::Failed;
+  e->reason = QStringLiteral("could not start: ") + firstLine(error);
+  Q_EMIT message(QStringLiteral("queue: run %1 could not start: %2").arg(id).arg(error));
+  if (stop_on_failure_) paused_ = true;
+  persist();
+  Q_EMIT entryChanged(*e);
+  Q_EMIT entryEnded(id);
 }
 
 void RunQueue::onControllerState() {

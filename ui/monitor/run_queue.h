@@ -2,7 +2,9 @@
 // RunController, and kept in a JSON file (written atomically at every change) so the queue
 // survives closing the window and a crash of the app. An entry that was running when the app
 // died reads back as Interrupted; like a Stopped one it continues from its run directory's
-// checkpoint when its turn comes again.
+// checkpoint when its turn comes again. Before an entry starts it goes through the checks of any
+// run (pre_start_check.h), in the background; one they rule out fails with their line and no
+// rank spawned, and the queue goes on.
 //
 // File (docs/queue-and-sweeps.md):
 //   {"version": 1, "paused": false, "stop_on_failure": false,
@@ -22,6 +24,7 @@
 
 namespace ddpdesk {
 
+class PreStartCheck;
 class RunController;
 
 struct QueueEntry {
@@ -95,6 +98,8 @@ class RunQueue : public QObject {
 
  private:
   void onControllerState();
+  void onChecked(const QString& problem, const QString& warning);
+  void failToStart(int id, const QString& error);
   void persist();
   QueueEntry* find(int id);
 
@@ -108,6 +113,9 @@ class RunQueue : public QObject {
   bool paused_ = false;
   bool stop_on_failure_ = false;
   bool starting_ = false;  // inside startNext(): a synchronous failure must not recurse
+  PreStartCheck* check_;
+  int checking_ = -1;  // the entry whose pre-start check is running
+  int checked_ = -1;   // the entry whose check passed, to start when the queue may
 };
 
 }  // namespace ddpdesk

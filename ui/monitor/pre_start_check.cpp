@@ -1,0 +1,102 @@
+#include "pre_start_check.h"
+
+#include <optional>
+
+namespace ddpdesk {
+namespace {
+
+constexpr int kProbeTimeoutMs = 60000;
+constexpr int kCheckTimeoutMs = 120000;
+
+bool needsProbe(const RunSpec& spec) {
+  return spec.device == "cuda";
+}
+
+}  // namespace
+
+bool needsPreStartCheck(const RunSpec& spec) {
+  return needsProbe(spec) || needsTaskCheck(spec);
+}
+
+PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
+                                const TaskCheckResult* check) {
+  PreStartVerdict v;
+  if (probe) v.problem = cudaShortage(spec, *probe);
+  if (!v.problem.isEmpty() || !check) return v;
+  if (check->status == TaskCheckResult::Status::BadInput)
+    v.problem = check->error;
+  else if (!check->ok())
+    v.warning = QStringLiteral("could not check the task's files: ") + check->error;
+  return v;
+}
+
+PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker) {
+  std::optional<ProbeResult> probe;
+  if (needsProbe(spec)) {
+    probe = probeDevicesNow(worker, kProbeTimeoutMs);
+    if (!cudaShortage(spec, *probe).isEmpty()) return preStartVerdict(spec, &*probe, nullptr);
+  }
+  std::optional<TaskCheckResult> check;
+  if (needsTaskCheck(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
+  return preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
+}
+
+PreStartCheck::PreStartCheck(QObject* parent) : QObject(parent) {}
+
+PreStartCheck::~PreStartCheck() = default;
+
+void PreStartCheck::cancel() {
+  // Deleting them kills what they run and drops their answers.
+  delete probe_;
+  probe_ = nullptr;
+  delete check_;
+  check_ = nullptr;
+  running_ = false;
+}
+
+void PreStartCheck::start(const RunSpec& spec, const QString& worker) {
+  cancel();
+  spec_ = spec;
+  worker_ = worker;
+  probed_ = false;
+  running_ = true;
+  if (!needsProbe(spec)) {
+    onProbe(ProbeResult());
+    return;
+  }
+  probed_ = true;
+  probe_ = new DeviceProbe(this);
+  connect(probe_, &DeviceProbe::finished, this, &PreStartCheck::onProbe);
+  probe_->start(worker, kProbeTimeoutMs);
+}
+
+void PreStartCheck::onProbe(const ProbeResult& probe) {
+  probeResult_ = probe;
+  if ((probed_ && !cudaShortage(spec_, probe).isEmpty()) || !needsTaskCheck(spec_)) {
+    finish();
+    return;
+  }
+  check_ = new TaskCheck(this);
+  connect(check_, &TaskCheck::finished, this, &PreStartCheck::onCheck);
+  check_->start(worker_, spec_, kCheckTimeoutMs);
+}
+
+void PreStartCheck::onCheck(const TaskCheckResult& check) {
+  checkResult_ = check;
+  finish();
+}
+
+void PreStartCheck::finish() {
+  const PreStartVerdict v =
+      preStartVerdict(spec_, probed_ ? &probeResult_ : nullptr, check_ ? &checkResult_ : nullptr);
+  running_ = false;
+  // Not deleted here: this runs inside their own finished() signal. Children, so that the
+  // last ones go with this object even when no event loop runs any more.
+  if (probe_) probe_->deleteLater();
+  if (check_) check_->deleteLater();
+  probe_ = nullptr;
+  check_ = nullptr;
+  Q_EMIT finished(v.problem, v.warning);
+}
+
+}  // namespace ddpdesk
