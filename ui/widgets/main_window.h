@@ -1,5 +1,8 @@
 // MainWindow: composes the panels and wires them to the monitor's RunController. No logic of its
-// own beyond that wiring: the form, charts, table, log and history are their own classes.
+// own beyond that wiring: the form, charts, table, log and history are their own classes, and so
+// is what the window does with them: RunActions (Start/Stop), RunFlow (starting, stopping,
+// resuming, following runs), QueueActions (the queue and sweeps), RunViewer (live, opened and
+// compared runs), LaunchCommandPanel, LiveRefresh, and the menus (window_menus.h).
 //
 //   +-------------+---------------------------------------------------------+
 //   | RunForm     | RunControls: Start Stop  state  elapsed  [progress]  ETA |
@@ -11,17 +14,13 @@
 #pragma once
 
 #include <QMainWindow>
-#include <QTimer>
 #include <functional>
-#include <memory>
-#include <vector>
 
 #include "run_controller.h"
 #include "sweep.h"
 
 class QAction;
 class QTabWidget;
-class QTableView;
 
 namespace ddpdesk {
 
@@ -29,17 +28,21 @@ class ChartsPanel;
 class ComparisonWindow;
 class DeviceProbe;
 class HistoryPanel;
+class LaunchCommandPanel;
+class LiveRefresh;
 class LogView;
-class MetricsStore;
+class QueueActions;
 class QueuePanel;
 class RankTableModel;
+class RunActions;
 class RunControls;
+class RunFlow;
 class RunForm;
-class RunOpener;
 class RunQueue;
-class TensorBoardOverlay;
+class RunViewer;
 class StragglerBanner;
 class StragglerWatch;
+class TensorBoardOverlay;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -59,8 +62,8 @@ class MainWindow : public QMainWindow {
   TensorBoardOverlay* tensorBoard() const { return tensorBoard_; }
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   QTabWidget* tabs() const { return tabs_; }
-  QAction* startAction() const { return start_; }
-  QAction* stopAction() const { return stop_; }
+  QAction* startAction() const;
+  QAction* stopAction() const;
 
   // Asked when the window is closed during a run: true means "stop the run and close". The
   // default shows a question dialog; tests answer it themselves.
@@ -104,38 +107,31 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  bool launch(const RunSpec& spec);
-  // launch() without the error box: the queue reports its own failures.
-  bool startLive(const RunSpec& spec, QString* error);
-  void loadQueue();
-  void onStateChanged(RunController::State state);
-  void updateActions();
-  void buildMenus();
   QWidget* buildLeft();
   void status(const QString& text);
 
   RunController* controller_;
   DeviceProbe* probe_;
   RunForm* form_;
+  RunActions* actions_;
   RunControls* controls_;
   ChartsPanel* charts_;
   RankTableModel* rankModel_;
-  QTableView* rankView_;
   LogView* log_;
   HistoryPanel* history_;
   RunQueue* queue_;
   QueuePanel* queuePanel_;
   QTabWidget* tabs_;
-  QAction* start_;
-  QAction* stop_;
-  QTimer refresh_;
-  RunOpener* opener_;           // runs opened from the history
   StragglerWatch* stragglers_;  // of the live run: the banner and the rank table show it
   StragglerBanner* stragglerBanner_;
   TensorBoardOverlay* tensorBoard_;  // TensorBoard series overlaid on the charts
+  RunFlow* flow_;
+  QueueActions* queueActions_;
+  RunViewer* viewer_;
+  LaunchCommandPanel* launchCommand_;
+  LiveRefresh* refresh_;
   std::function<bool()> askClose_;
   std::function<void(const QString&)> showError_;
-  bool closeAfterStop_ = false;
 };
 
 }  // namespace ddpdesk

@@ -1,0 +1,32 @@
+// LaunchCommandPanel: under the run form, the cluster command line for what the form says, kept
+// current as it changes (torchrun), and "Copy launch command" for the torchrun or Slurm srun
+// line (launch_command.h), also reachable from the Run menu.
+#pragma once
+
+#include <QWidget>
+
+class QPlainTextEdit;
+
+namespace ddpdesk {
+
+class RunForm;
+
+class LaunchCommandPanel : public QWidget {
+  Q_OBJECT
+ public:
+  LaunchCommandPanel(RunForm* form, QWidget* parent = nullptr);
+
+  void copyTorchrunCommand();
+  void copySrunCommand();
+
+ Q_SIGNALS:
+  void message(const QString& text);  // "Copied: ..."
+
+ private:
+  void copy(const QString& command);
+
+  RunForm* form_;
+  QPlainTextEdit* command_;
+};
+
+}  // namespace ddpdesk
