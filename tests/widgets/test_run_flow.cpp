@@ -1,0 +1,146 @@
+// RunFlow on its own, without a window: real RunForm, LogView and HistoryPanel, the real
+// RunController driving the fake worker. An invalid form is refused with the field named and
+// nothing started; a start resets the log and marks the history's active run; a failure shows
+// the failed rank's output and asks for the Log tab; a resume continues in the run's directory;
+// a second Stop kills; stopping to close says when the ranks are gone.
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "log_view.h"
+#include "metrics_store.h"
+#include "monitor_test_util.h"
+#include "run_flow.h"
+#include "run_form.h"
+#include "run_history.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::test;
+using State = RunController::State;
+
+namespace {
+constexpr int kTimeout = 60000;  // small shared CI machines: never a timing test
+}
+
+class TestRunFlow : public QObject {
+  Q_OBJECT
+  QTemporaryDir home;
+  std::unique_ptr<RunController> controller;
+  std::unique_ptr<RunForm> form;
+  std::unique_ptr<LogView> log;
+  std::unique_ptr<HistoryPanel> history;
+  std::unique_ptr<RunFlow> flow;
+
+  void make(std::initializer_list<std::pair<const char*, QString>> env) {
+    controller = std::make_unique<RunController>();
+    controller->setWorkerProgram(fakeWorker());
+    controller->setExtraEnvironment(fakeEnv(env));
+    form = std::make_unique<RunForm>();
+    form->setSpec(fakeSpec(2));
+    log = std::make_unique<LogView>();
+    history = std::make_unique<HistoryPanel>();
+    flow = std::make_unique<RunFlow>(controller.get(), form.get(), log.get(), history.get());
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(home.isValid());
+    useScratchHome(home);
+  }
+  void cleanup() {
+    flow.reset();
+    controller.reset();  // a run still active is killed and reaped
+    history.reset();
+    log.reset();
+    form.reset();
+  }
+
+  void anInvalidFormIsRefused() {
+    make({});
+    qobject_cast<QLineEdit*>(form->editor("batch_size"))->setText("0");
+    QSignalSpy errors(flow.get(), &RunFlow::error);
+    QVERIFY(!flow->acceptForm());
+    QVERIFY(!flow->startFromForm());
+    QCOMPARE(errors.count(), 2);
+    QVERIFY2(errors.at(0).at(0).toString().contains(QLatin1String("batch_size")),
+             qPrintable(errors.at(0).at(0).toString()));
+    QCOMPARE(controller->state(), State::Idle);
+  }
+
+  void aFailureShowsTheFailedRanksLog() {
+    make({{"FAKE_STEPS", "1000"},
+          {"FAKE_CRASH_STEP", "3"},
+          {"FAKE_CRASH_RANK", "1"},
+          {"FAKE_CRASH_CODE", "3"}});
+    QSignalSpy live(flow.get(), &RunFlow::liveRunShown);
+    QSignalSpy failure(flow.get(), &RunFlow::failureShown);
+    QSignalSpy messages(flow.get(), &RunFlow::message);
+    QVERIFY(flow->startFromForm());
+    QCOMPARE(live.count(), 1);
+    QCOMPARE(history->model()->rowOf(controller->runDirectory()) >= 0, true);
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Failed, kTimeout);
+    QCOMPARE(failure.count(), 1);
+    QVERIFY(log->failureShown());
+    QVERIFY2(log->failureText().contains(QLatin1String("rank 1 exited with code 3")),
+             qPrintable(log->failureText()));
+    QCOMPARE(log->filter(), 1);
+    QVERIFY(messages.last().at(0).toString().startsWith(QLatin1String("Run failed: ")));
+    // The next start clears the failure.
+    controller->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", "5"}}));
+    QVERIFY(flow->startFromForm());
+    QVERIFY(!log->failureShown());
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Finished, kTimeout);
+    QCOMPARE(failure.count(), 1);
+  }
+
+  void resumeContinuesInTheRunsDirectory() {
+    make({{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QVERIFY(flow->startFromForm());
+    const QString dir = controller->runDirectory();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        controller->state() == State::Running && controller->store()->progress().step >= 3,
+        kTimeout);
+    flow->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Stopped, kTimeout);
+    const qint64 total = controller->store()->progress().step + 5;
+    controller->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", QString::number(total)}}));
+    QVERIFY(flow->resume(dir));
+    QCOMPARE(controller->runDirectory(), dir);
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Finished, kTimeout);
+    QCOMPARE(controller->store()->progress().step, total);
+    // A directory without a spec is refused, in words.
+    QSignalSpy errors(flow.get(), &RunFlow::error);
+    QVERIFY(!flow->resume(home.filePath(QStringLiteral("nowhere"))));
+    QCOMPARE(errors.count(), 1);
+  }
+
+  void aSecondStopKills() {
+    make({{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}, {"FAKE_HANG_RANK", "0"}});
+    controller->setGracePeriod(60000);  // only the second Stop can end it soon
+    QVERIFY(flow->startFromForm());
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Running, kTimeout);
+    flow->stop();
+    QCOMPARE(controller->state(), State::Stopping);
+    flow->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(controller->state()), kTimeout);
+    QVERIFY(allGone(controller->pids()));
+  }
+
+  void stoppingToCloseSaysWhenTheRanksAreGone() {
+    make({{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QSignalSpy close(flow.get(), &RunFlow::closeWhenEnded);
+    QVERIFY(flow->startFromForm());
+    QTRY_VERIFY_WITH_TIMEOUT(controller->store()->progress().step >= 2, kTimeout);
+    QVERIFY(!flow->stoppingToClose());
+    flow->stopToClose();
+    QVERIFY(flow->stoppingToClose());
+    QCOMPARE(close.count(), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(close.count(), 1, kTimeout);
+    QCOMPARE(controller->state(), State::Stopped);  // graceful: every rank checkpointed and left
+    QVERIFY(allGone(controller->pids()));
+  }
+};
+
+QTEST_MAIN(TestRunFlow)
+#include "test_run_flow.moc"
