@@ -235,11 +235,15 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
   }
   // Moved out: a listener may start another read (nested event loop) that refills the members.
   if (!batch_.empty() || !batch_lines_.isEmpty()) {
-    const std::vector<wire::Message> messages = std::move(batch_);
+    std::vector<wire::Message> messages;
+    messages.swap(batch_);
     const QByteArray lines = std::move(batch_lines_);
-    batch_.clear();
     batch_lines_.clear();
     Q_EMIT messagesReceived(messages, lines);
+    // The vector goes back for the next read, its capacity kept: growing it again from nothing
+    // moved every message several times per read.
+    messages.clear();
+    if (batch_.empty()) batch_.swap(messages);
   }
   if (bad > 0) Q_EMIT malformedLines(c->rank, bad, last_error);
   for (const QString& what : ignored) Q_EMIT ignoredInput(c->rank, what);

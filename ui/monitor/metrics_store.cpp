@@ -279,29 +279,35 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
   }
   // In blocks, not readAll(): a run of millions of steps is a file of gigabytes. Each block's
   // lines are decoded on every core at once (decoding is most of a load's work), each thread a
-  // slice of whole lines; then applied here, in file order, as ingest() would.
+  // slice of whole lines, while this thread applies the block before, in file order, as ingest()
+  // would: the two overlap, so applying costs no time of its own while there is a core for it.
   const int threads = std::clamp(int(std::thread::hardware_concurrency()), 1, 8);
-  std::vector<std::vector<FileLine>> slices{std::size_t(threads)};
-  auto apply = [&](std::vector<FileLine>& lines) {
-    for (FileLine& l : lines) {
-      switch (l.kind) {
-        case FileLine::Blank:
-          break;
-        case FileLine::Ignored:
-          ++r.ignored;
-          break;
-        case FileLine::Malformed:
-          ++r.malformed;
-          break;
-        case FileLine::Message:
-          r.unknownFields += l.unknownFields;
-          into.apply(*l.message, 0);
-          ++r.messages;
-          break;
+  using Slices = std::vector<std::vector<FileLine>>;
+  Slices decoding{std::size_t(threads)}, applying{std::size_t(threads)};
+  auto apply = [&](Slices& slices) {
+    for (std::vector<FileLine>& lines : slices) {
+      for (FileLine& l : lines) {
+        switch (l.kind) {
+          case FileLine::Blank:
+            break;
+          case FileLine::Ignored:
+            ++r.ignored;
+            break;
+          case FileLine::Malformed:
+            ++r.malformed;
+            break;
+          case FileLine::Message:
+            r.unknownFields += l.unknownFields;
+            into.apply(*l.message, 0);
+            ++r.messages;
+            break;
+        }
       }
+      lines.clear();  // keeps its capacity for a later block
     }
-    lines.clear();
   };
+  // Decodes [p, end) into `decoding` on the worker threads while this one applies `applying`;
+  // then the two swap.
   auto decodeBlock = [&](const char* p, const char* end) {
     std::vector<const char*> cuts{p};
     for (int t = 1; t < threads; ++t) {
@@ -312,16 +318,17 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
     }
     cuts.push_back(end);
     std::vector<std::thread> workers;
-    for (std::size_t t = 1; t < slices.size(); ++t)
-      workers.emplace_back([&, t] { decodeLines(cuts[t], cuts[t + 1], slices[t]); });
-    decodeLines(cuts[0], cuts[1], slices[0]);
+    for (std::size_t t = 0; t < decoding.size(); ++t)
+      workers.emplace_back([&, t] { decodeLines(cuts[t], cuts[t + 1], decoding[t]); });
+    apply(applying);
     for (std::thread& w : workers) w.join();
-    for (auto& slice : slices) apply(slice);
+    std::swap(decoding, applying);
   };
   constexpr qint64 kBlock = 32 << 20;
   QByteArray buf;
   for (;;) {
-    // Into the same buffer each time: a fresh block per read is an mmap and munmap each.
+    // Into the same buffer each time: a fresh block per read is an mmap and munmap each. The
+    // decoded lines own their data, so the buffer is free again once a block is decoded.
     const qint64 kept = buf.size();
     buf.resize(kept + kBlock);
     const qint64 got = f.read(buf.data() + kept, kBlock);
@@ -335,6 +342,7 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
     buf.remove(0, end - p);  // the unfinished last line waits for the next block
   }
   decodeBlock(buf.constData(), buf.constData() + buf.size());  // a last line without newline
+  apply(applying);
   r.ok = true;
   return r;
 }
