@@ -73,22 +73,27 @@ int main(int argc, char** argv) {
   for (const auto& p : payload) bytes += p.size();
   const long total = perRank * ranks + ranks;  // + hellos
 
-  // The parts alone, single-threaded: which one costs what, with each decoder.
+  // The parts alone, single-threaded: which one costs what, with each decoder. The lines are
+  // every rank's in equal shares (perRank in all), each rank's hello first: ranks' numbers differ
+  // in form (rank 0's losses have fewer digits than the others'), and so does their decoding.
+  std::vector<std::string_view> sample;
+  for (const std::string& s : payload) {
+    const std::size_t share = std::size_t(perRank / ranks) + 1;
+    for (std::size_t pos = 0, n = 0; pos < s.size() && n < share; ++n) {
+      const std::size_t nl = s.find('\n', pos);
+      sample.push_back(std::string_view(s).substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
   QElapsedTimer t;
   auto decodeAll = [&](wire::Decoded (*decoder)(std::string_view),
                        std::vector<wire::Message>& out) {
     double best = 1e30;
     for (int pass = 0; pass < 3; ++pass) {  // the best of three: the machine may be shared
       out.clear();
-      out.reserve(std::size_t(perRank) + 1);
+      out.reserve(sample.size());
       t.start();
-      const std::string& s = payload[0];
-      std::size_t pos = 0;
-      while (pos < s.size()) {
-        const std::size_t nl = s.find('\n', pos);
-        out.push_back(*decoder(std::string_view(s).substr(pos, nl - pos)).message);
-        pos = nl + 1;
-      }
+      for (std::string_view line : sample) out.push_back(*decoder(line).message);
       best = std::min(best, double(t.nsecsElapsed()) * 1e-9);
     }
     return best;
