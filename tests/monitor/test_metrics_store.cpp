@@ -1,6 +1,7 @@
 // MetricsStore: every point kept in order, notifications coalesced, global and eval series
 // deduplicated across ranks, resumes, loading a metrics.jsonl back.
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QThreadPool>
@@ -260,12 +261,14 @@ class TestMetricsStore : public QObject {
   }
 
   // Read on a worker thread: the store keeps its content until the file is in, then holds every
-  // point of the file once, in order, plus what was ingested meanwhile, once, after it.
+  // point of the file once, in order, plus what was ingested meanwhile, once, after it. The file
+  // spans several of the loader's blocks (16 MB; one is applied while the next decodes).
   void loadsAsynchronouslyEveryPointOnce() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
-    const int ranks = 4, n = 20000;
+    const int ranks = 4, n = 30000;
     writeRun(path, ranks, n);
+    QVERIFY(QFileInfo(path).size() > (16 << 20));
 
     MetricsStore store;
     store.ingest(step(7, 1));  // replaced by the load
