@@ -120,6 +120,15 @@ error_code readNumber(od::value& v, Value& out) {
   return SUCCESS;
 }
 
+// An object or array: its raw text checked as JSON, nothing kept.
+template <typename Container>
+error_code checkRaw(Container& c, Value::Kind kind, Value& out) {
+  std::string_view raw;
+  if (error_code e = c.raw_json().get(raw)) return e;
+  out.kind = kind;
+  return validJson(raw) ? SUCCESS : simdjson::TAPE_ERROR;
+}
+
 // Reads any value into `out`; objects and arrays are only checked (their raw text), not kept.
 error_code readValue(od::value v, Value& out) {
   od::json_type type;
@@ -143,19 +152,13 @@ error_code readValue(od::value v, Value& out) {
     }
     case od::json_type::object: {
       od::object o;
-      std::string_view raw;
       if (error_code e = v.get_object().get(o)) return e;
-      if (error_code e = o.raw_json().get(raw)) return e;
-      out.kind = Value::Object;
-      return validJson(raw) ? SUCCESS : simdjson::TAPE_ERROR;
+      return checkRaw(o, Value::Object, out);
     }
     case od::json_type::array: {
       od::array a;
-      std::string_view raw;
       if (error_code e = v.get_array().get(a)) return e;
-      if (error_code e = a.raw_json().get(raw)) return e;
-      out.kind = Value::Array;
-      return validJson(raw) ? SUCCESS : simdjson::TAPE_ERROR;
+      return checkRaw(a, Value::Array, out);
     }
   }
   return simdjson::INCORRECT_TYPE;
