@@ -10,6 +10,13 @@
 namespace ddpdesk::wire::detail {
 namespace {
 
+// A broken rule: out of line, so that the reads below stay small enough to inline (every line
+// makes a dozen of them; hardly any breaks one).
+[[noreturn, gnu::cold, gnu::noinline]] void broken(std::string_view before, std::string_view field,
+                                                   std::string_view after) {
+  throw std::runtime_error(std::string(before) + std::string(field) + std::string(after));
+}
+
 // The rules, over the slots of one object. Every read marks its field, so what the object holds
 // beyond the fields read is unknown to this codec, with no list to keep in step. Throws
 // std::runtime_error naming the field, caught by decode().
@@ -19,14 +26,14 @@ struct Reader {
   const std::array<std::string_view, N>& names;
   std::uint64_t read = 0;  // a bit per slot
   bool has(int k) const { return f.has(std::size_t(k)); }
-  std::string name(int k) const { return std::string(names[std::size_t(k)]); }
+  std::string_view name(int k) const { return names[std::size_t(k)]; }
   const Value& at(int k) {
-    if (!has(k)) throw std::runtime_error("missing field '" + name(k) + "'");
+    if (!has(k)) broken("missing field '", name(k), "'");
     read |= std::uint64_t(1) << k;
     return f.at(std::size_t(k));
   }
   void object(int k) {
-    if (at(k).kind != Value::Object) throw std::runtime_error("'" + name(k) + "' not an object");
+    if (at(k).kind != Value::Object) broken("'", name(k), "' not an object");
   }
   // Adds the fields nobody read to `d`; the first one's name (in key order, prefixed with `path`)
   // if none was named yet.
@@ -49,32 +56,32 @@ struct Reader {
   }
   std::int64_t integer(int k) {
     const Value& v = at(k);
-    if (!v.integer()) throw std::runtime_error("'" + name(k) + "' not an integer");
+    if (!v.integer()) broken("'", name(k), "' not an integer");
     return v.kind == Value::Int ? v.i : static_cast<std::int64_t>(v.u);
   }
   int small_int(int k) {
     std::int64_t v = integer(k);
     if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-      throw std::runtime_error("'" + name(k) + "' out of range");
+      broken("'", name(k), "' out of range");
     return static_cast<int>(v);
   }
   int rank() {
     int r = small_int(kRank);
-    if (r < 0) throw std::runtime_error("'rank' negative");
+    if (r < 0) broken("'", "rank", "' negative");
     return r;
   }
   // Numbers may be null: a non-finite value on the sender's side.
   double real(int k) {
     const Value& v = at(k);
     if (v.kind == Value::Null) return std::numeric_limits<double>::quiet_NaN();
-    if (!v.number()) throw std::runtime_error("'" + name(k) + "' not a number");
+    if (!v.number()) broken("'", name(k), "' not a number");
     return v.kind == Value::Real ? v.d : v.kind == Value::Int ? double(v.i) : double(v.u);
   }
   double real_or(int k, double d) { return has(k) ? real(k) : d; }
   std::int64_t integer_or(int k, std::int64_t d) { return has(k) ? integer(k) : d; }
   std::string_view text_view(int k) {
     const Value& v = at(k);
-    if (v.kind != Value::String) throw std::runtime_error("'" + name(k) + "' not a string");
+    if (v.kind != Value::String) broken("'", name(k), "' not a string");
     return v.s;
   }
   std::string text(int k) { return std::string(text_view(k)); }
