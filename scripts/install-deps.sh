@@ -17,6 +17,7 @@ packages=(
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
   procps psmisc                              # pgrep/pkill in tests
   slurm-wlm munge                            # srun tests under a private single-node Slurm
+  openssh-client openssh-server              # following a run on another host; its tests run a private sshd
   desktop-file-utils                         # the install test validates ddpdesk.desktop
 )
 

@@ -1,5 +1,7 @@
 #include "headless_runner.h"
 
+#include <QEventLoop>
+
 #include <QCoreApplication>
 #include <cmath>
 #include <cstdio>
@@ -77,6 +79,21 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     err(error);
     return 2;
   }
+  // On another host: nothing to follow until it answers; a host that cannot be followed is bad
+  // input (one line, exit 2), and by then the controller has left nothing behind.
+  if (attach && controller.isRemote() && !RunController::isTerminal(controller.state())) {
+    QEventLoop wait;
+    QObject::connect(&controller, &RunController::remoteConnected, &wait, &QEventLoop::quit);
+    QObject::connect(&controller, &RunController::attachFailed, &wait, [&](const QString& why) {
+      error = why;
+      wait.quit();
+    });
+    wait.exec();
+    if (!error.isEmpty()) {
+      err(error);
+      return 2;
+    }
+  }
   ProgressPrinter progress(attach ? controller.spec().epochs : spec.epochs);
   int signalled = 0;
 
@@ -125,7 +142,9 @@ int runController(const RunSpec& spec, const QString& attachDir) {
                    });
 
   if (attach) {
-    err(QStringLiteral("following %1 (metrics/rank-N.jsonl)").arg(controller.runDirectory()));
+    err(QStringLiteral("following %1 (metrics/rank-N.jsonl%2)")
+            .arg(controller.runDirectory(),
+                 controller.isRemote() ? QStringLiteral(", through ssh") : QString()));
   } else {
     // Bad input only this machine can tell, before anything is spawned or written.
     const PreStartVerdict verdict = checkBeforeStartNow(spec, controller.workerProgram());
@@ -175,7 +194,8 @@ int runHeadless(int argc, char** argv) {
   CLI::Option* attachOpt = cli.add_option(
       "--attach", attach,
       "follow the run in this directory (ranks started by hand, torchrun, srun or another "
-      "ddpdesk, writing <dir>/metrics/rank-N.jsonl) instead of starting one");
+      "ddpdesk, writing <dir>/metrics/rank-N.jsonl) instead of starting one; "
+      "ssh://[user@]host[:port]/dir follows one on another host through ssh");
   QueueOptions queue(cli);
   SpecFlags flags(cli, /*with_nproc=*/true);
   if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;

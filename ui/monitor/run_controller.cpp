@@ -11,9 +11,11 @@
 
 #include "metrics_server.h"
 #include "metrics_store.h"
+#include "monitor_settings.h"
 #include "rank_process.h"
 #include "run_directory.h"
 #include "run_follower.h"
+#include "ssh_run_mirror.h"
 
 namespace ddpdesk {
 namespace {
@@ -112,7 +114,7 @@ RunController::~RunController() {
 }
 
 QString RunController::defaultWorkerProgram() {
-  const QString env = qEnvironmentVariable("DDPDESK_WORKER");
+  const QString env = settings::workerProgram();
   if (!env.isEmpty()) return env;
   return QCoreApplication::applicationDirPath() + QStringLiteral("/ddpdesk-worker");
 }
@@ -226,6 +228,12 @@ void RunController::resetRun(int world) {
     follower_->deleteLater();
     follower_ = nullptr;
   }
+  if (mirror_) {
+    mirror_->disconnect(this);
+    mirror_->stop();
+    mirror_->deleteLater();
+    mirror_ = nullptr;
+  }
   connected_.assign(world, false);
   rank_errors_.assign(world, QString());
   rank_stopped_.assign(world, false);
@@ -255,6 +263,7 @@ bool RunController::attach(const QString& runDir, QString* error) {
     if (error) *error = QStringLiteral("a run is already active");
     return false;
   }
+  if (SshTarget::looksLikeUrl(runDir)) return attachRemote(runDir, error);
   if (!QFileInfo(runDir).isDir()) {
     if (error) *error = QStringLiteral("invalid --attach '%1': not a directory").arg(runDir);
     return false;
@@ -267,6 +276,14 @@ bool RunController::attach(const QString& runDir, QString* error) {
   spec_.run_dir = run_dir_path_.toStdString();
   resetRun(0);
   spec_.nproc = 0;
+  newFollower();
+  setState(State::Starting);
+  QString err;
+  follower_->follow(run_dir_path_, &err);  // a directory, checked above
+  return true;
+}
+
+RunFollower* RunController::newFollower() {
   follower_ = new RunFollower(this);
   connect(follower_, &RunFollower::helloReceived, this, &RunController::onFollowedHello);
   connect(follower_, &RunFollower::messagesReceived, this, &RunController::onMessages);
@@ -285,10 +302,7 @@ bool RunController::attach(const QString& runDir, QString* error) {
   connect(follower_, &RunFollower::rankEnded, this,
           [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });
   connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
-  setState(State::Starting);
-  QString err;
-  follower_->follow(run_dir_path_, &err);  // a directory, checked above
-  return true;
+  return follower_;
 }
 
 void RunController::onFollowedHello(const wire::Hello& h) {
@@ -408,10 +422,7 @@ void RunController::stop() {
   stop_requested_ = true;
   if (follower_) {
     // A graceful stop: the ranks vote, checkpoint and write "stopped".
-    if (follower_->signalLocalRanks(SIGTERM) == 0)
-      Q_EMIT warning(
-          QStringLiteral("no rank of this run runs on this host: stop it where it runs"));
-    else if (state_ == State::Starting || state_ == State::Running)
+    if (signalFollowedRanks(SIGTERM) && (state_ == State::Starting || state_ == State::Running))
       setState(State::Stopping);
     return;
   }
@@ -423,7 +434,7 @@ void RunController::kill() {
   if (!isActive()) return;
   stop_requested_ = true;
   if (follower_) {
-    follower_->signalLocalRanks(SIGKILL);  // their pids vanish: the follower ends the run
+    signalFollowedRanks(SIGKILL);  // their pids vanish: the follower ends the run
     return;
   }
   if (dir_) dir_->logEvent(QStringLiteral("kill requested"));

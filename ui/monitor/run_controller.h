@@ -22,6 +22,12 @@
 // lasts until every rank's hello was read; the run ends when every rank's file ends in
 // finished/stopped/error or, on this host, its pid is gone (run_follower.h). Nothing is written
 // into a followed directory. stop()/kill() signal the ranks that run on this host.
+//
+// attach("ssh://[user@]host[:port]/dir") follows a run directory on another host the same way,
+// through a local mirror kept by an SshRunMirror (one ssh process, run_controller_remote.cpp):
+// ranks on that host that die without a word are seen through its pid checks, and stop()/kill()
+// reach them with `ssh host kill -TERM/-KILL <pids>`. Until the host answers the state is
+// Starting; a host that cannot be followed emits attachFailed() and ends in Failed.
 #pragma once
 
 #include <QDateTime>
@@ -43,6 +49,7 @@ class MetricsStore;
 class RankProcess;
 class RunDirectory;
 class RunFollower;
+class SshRunMirror;
 
 class RunController : public QObject {
   Q_OBJECT
@@ -98,7 +105,10 @@ class RunController : public QObject {
   bool start(const RunSpec& spec, QString* error = nullptr);
   // Follows the run in `runDir` (see above). False with *error (one line) when it is not a
   // directory or a run is active.
+  // An ssh:// URL follows a directory on another host (see above); *error then covers only the
+  // URL itself, and attachFailed() reports the rest.
   bool attach(const QString& runDir, QString* error = nullptr);
+  bool isRemote() const { return mirror_ != nullptr; }
   bool isAttached() const { return follower_ != nullptr; }
   RunFollower* follower() const { return follower_; }
   // Graceful stop: SIGTERM to every rank (they agree on a step boundary, checkpoint and exit 0);
@@ -144,6 +154,11 @@ class RunController : public QObject {
   void rankExited(int rank, const QString& how);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);
+  // A remote attach: the host answered and the directory is there (the spec, if any, is read).
+  void remoteConnected();
+  // A remote attach could not begin (one line: no ssh, host unreachable, key refused, no such
+  // directory); the state goes Failed right after.
+  void attachFailed(const QString& why);
 
  private:
   void setState(State s);
@@ -160,6 +175,13 @@ class RunController : public QObject {
   void onFollowedHello(const wire::Hello& hello);
   void finalizeAttached();
   std::vector<RankState> followedRanks() const;
+  RunFollower* newFollower();
+  bool attachRemote(const QString& url, QString* error);
+  void onRemoteConnected();
+  void onRemoteFailed(const QString& why);
+  // Sends `signo` to the followed ranks that are still running where they can be reached (this
+  // host, or the remote host over ssh); false when no rank can be reached.
+  bool signalFollowedRanks(int signo);
 
   State state_ = State::Idle;
   QString program_;
@@ -174,6 +196,7 @@ class RunController : public QObject {
   MetricsStore* store_;
   std::vector<RankProcess*> ranks_;
   RunFollower* follower_ = nullptr;  // attached: the run's files, not processes of ours
+  SshRunMirror* mirror_ = nullptr;   // attached over ssh: the local mirror follower_ reads
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"

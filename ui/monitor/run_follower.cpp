@@ -88,7 +88,12 @@ void RunFollower::pollNow() {
   // Only after the files: a rank that wrote its last line and exited between the two is read
   // as ended by its line (and the settle time covers the other order).
   for (auto& [rank, r] : ranks_) {
-    if (!r.hello || r.gone || !r.lastWord.isEmpty() || !isThisHost(r.info.host)) continue;
+    if (!r.hello || r.gone || !r.lastWord.isEmpty()) continue;
+    if (probe_) {
+      r.gone = probe_(r.info) == std::optional<bool>(false);
+      continue;
+    }
+    if (!isThisHost(r.info.host)) continue;
     if (::kill(pid_t(r.info.pid), 0) != 0 && errno == ESRCH) r.gone = true;
   }
   for (auto& [rank, r] : ranks_) {

@@ -9,7 +9,8 @@
 // that (a new hello: restarted) is running again. The run has ended once every rank of the world
 // its hellos name has ended and the directory has stayed so for the settle time (late lines of
 // a rank whose pid vanished just before its file was read, a restart right after a failure).
-// A rank on another host that dies without a word is not noticed here (its scheduler knows).
+// A rank on another host that dies without a word is noticed only through a pid probe that can
+// look there (setPidProbe: SshRunMirror's checks on the host it is connected to).
 #pragma once
 
 #include <QByteArray>
@@ -17,8 +18,10 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "wire.h"
@@ -64,6 +67,10 @@ class RunFollower : public QObject {
   // Default 250 ms; the settle time (default 1 s) is counted in polls of at least that long.
   void setPollInterval(int ms);
   void setSettleTime(int ms) { settle_ms_ = ms; }
+  // Whether the process a hello names is alive: true/false, or nullopt when the probe cannot
+  // tell. Replaces the default (kill(pid, 0) for ranks on this host).
+  using PidProbe = std::function<std::optional<bool>(const wire::Hello&)>;
+  void setPidProbe(PidProbe probe) { probe_ = std::move(probe); }
 
   // Reads every file now (also what the timer calls).
   void pollNow();
@@ -97,6 +104,7 @@ class RunFollower : public QObject {
   QString dir_;
   QTimer timer_;
   int settle_ms_ = 1000;
+  PidProbe probe_;
   std::map<int, std::unique_ptr<MetricsTail>> tails_;
   std::map<int, Rank> ranks_;
   int world_ = 0;

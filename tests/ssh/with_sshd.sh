@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs a command with a private OpenSSH server on a loopback port: Debian's sshd (openssh-server)
+# in the foreground, a throwaway host key and user key, and its config, keys, known_hosts and
+# client config in a temporary directory, so it neither needs nor touches the system's sshd or
+# anyone's ~/.ssh. The command sees
+#   DDPDESK_SSH_COMMAND       "ssh -F <dir>/ssh_config" (the key sshd accepts, its host key known)
+#   DDPDESK_SSH_PORT          the port sshd listens on (127.0.0.1)
+#   DDPDESK_SSH_REFUSED       "ssh -F <dir>/ssh_config_refused" (a key sshd does not accept)
+#   DDPDESK_SSH_DIR           the directory (sshd's log: sshd.log)
+# sshd is stopped and everything removed when the command ends, however it ends.
+# Exit status: the command's; 77 when sshd is not installed or this is not root.
+#   tests/ssh/with_sshd.sh COMMAND [ARGS...]
+set -uo pipefail
+for tool in sshd ssh ssh-keygen; do
+  command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
+    { echo "with_sshd: $tool is missing (scripts/install-deps.sh installs openssh-server)"; exit 77; }
+done
+sshd=$(command -v sshd || echo /usr/sbin/sshd)
+[ "$(id -u)" -eq 0 ] || { echo "with_sshd: sshd must run as root to log users in"; exit 77; }
+
+dir=$(mktemp -d /tmp/ddpdesk-sshd-XXXXXX)
+chmod 700 "$dir"
+sshd_pid=
+cleanup() {
+  if [ -n "$sshd_pid" ]; then
+    kill "$sshd_pid" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$sshd_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$sshd_pid" 2>/dev/null
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+# sshd's privilege separation chroots into this (compiled in); systemd creates it for the
+# packaged service, so without systemd it may be missing. Empty, root-owned, left in place.
+[ -d /run/sshd ] || { mkdir -p /run/sshd && chmod 755 /run/sshd; }
+
+port=$(/usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+ssh-keygen -q -t ed25519 -N '' -C ddpdesk-test-host -f "$dir/host_ed25519"
+ssh-keygen -q -t ed25519 -N '' -C ddpdesk-test-user -f "$dir/user_ed25519"
+ssh-keygen -q -t ed25519 -N '' -C ddpdesk-test-refused -f "$dir/refused_ed25519"
+cp "$dir/user_ed25519.pub" "$dir/authorized_keys"
+echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$dir/host_ed25519.pub")" >"$dir/known_hosts"
+
+cat >"$dir/sshd_config" <<CONF
+ListenAddress 127.0.0.1
+HostKey $dir/host_ed25519
+PidFile $dir/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PrintMotd no
+PrintLastLog no
+CONF
+for which in user refused; do
+  name=ssh_config; [ "$which" = refused ] && name=ssh_config_refused
+  cat >"$dir/$name" <<CONF
+Host *
+  IdentityFile $dir/${which}_ed25519
+  IdentitiesOnly yes
+  IdentityAgent none
+  UserKnownHostsFile $dir/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  LogLevel ERROR
+CONF
+done
+
+"$sshd" -D -e -f "$dir/sshd_config" -p "$port" >>"$dir/sshd.log" 2>&1 &
+sshd_pid=$!
+
+export DDPDESK_SSH_COMMAND="ssh -F $dir/ssh_config" DDPDESK_SSH_REFUSED="ssh -F $dir/ssh_config_refused"
+export DDPDESK_SSH_PORT=$port DDPDESK_SSH_DIR=$dir
+up=0
+for _ in $(seq 100); do
+  if ssh -F "$dir/ssh_config" -o BatchMode=yes -p "$port" root@127.0.0.1 true 2>/dev/null; then
+    up=1; break
+  fi
+  kill -0 "$sshd_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ $up -ne 1 ]; then
+  echo "with_sshd: sshd did not come up; its log:"
+  tail -n 20 "$dir/sshd.log"
+  exit 1
+fi
+
+"$@"

@@ -1,0 +1,133 @@
+#include "mirror_stream.h"
+
+#include <QDir>
+#include <QFile>
+
+#include "atomic_file.h"
+#include "run_directory.h"
+#include "run_follower.h"
+
+namespace ddpdesk {
+namespace {
+
+// A "D" record holds at most 4 MiB of data as base64, plus its header.
+constexpr std::size_t kMaxRecord = (4u << 20) / 3 * 4 + 64 + 4096;
+
+bool toRank(const QByteArray& word, int* rank) {
+  bool ok = false;
+  *rank = word.toInt(&ok);
+  return ok && *rank >= 0 && *rank < 10000000;
+}
+
+}  // namespace
+
+MirrorStream::MirrorStream(QString mirrorDir)
+    : dir_(std::move(mirrorDir)), lines_(kMaxRecord, LineBuffer::Overflow::Reject) {
+  QDir().mkpath(RunFollower::metricsDir(dir_));
+}
+
+bool MirrorStream::feed(const char* data, std::size_t n, QString* error) {
+  if (failed_) return false;
+  const bool fit = lines_.feed(data, n, [&](std::string_view record) {
+    if (!failed_ && !apply(record, error)) failed_ = true;
+  });
+  if (!fit && !failed_) {
+    failed_ = true;
+    if (error) *error = QStringLiteral("a record longer than %1 bytes").arg(kMaxRecord);
+  }
+  return !failed_;
+}
+
+bool MirrorStream::apply(std::string_view record, QString* error) {
+  const QList<QByteArray> w =
+      QByteArray::fromRawData(record.data(), qsizetype(record.size())).split(' ');
+  auto bad = [&] {
+    if (error)
+      *error = QStringLiteral("malformed record '%1'")
+                   .arg(QString::fromLatin1(record.substr(0, 60).data(),
+                                            qsizetype(std::min<std::size_t>(record.size(), 60))));
+    return false;
+  };
+  const QByteArray kind = w.value(0);
+  int rank = 0;
+  if (kind == "H") {
+    if (w.size() < 3) return bad();
+    hello_ = true;
+    host_ = QString::fromLocal8Bit(w[2]);
+    return true;
+  }
+  if (kind == "S") {
+    const auto spec =
+        QByteArray::fromBase64Encoding(w.value(1), QByteArray::AbortOnBase64DecodingErrors);
+    if (w.size() != 2 || !spec) return bad();
+    return writeFileAtomically(RunDirectory::specPath(dir_), *spec, error);
+  }
+  if (kind == "A") {
+    bool pidOk = false;
+    const qint64 pid = w.value(2).toLongLong(&pidOk);
+    if (w.size() != 4 || !toRank(w[1], &rank) || !pidOk || (w[3] != "0" && w[3] != "1"))
+      return bad();
+    pending_[rank] = Check{pid, w[3] == "1"};
+    return true;
+  }
+  if (kind == "R") {
+    if (w.size() < 2 || !toRank(w[1], &rank)) return bad();
+    return reset(rank, error);
+  }
+  if (kind == "D") {
+    bool offOk = false;
+    const qint64 offset = w.value(2).toLongLong(&offOk);
+    const auto bytes =
+        QByteArray::fromBase64Encoding(w.value(3), QByteArray::AbortOnBase64DecodingErrors);
+    if (w.size() != 4 || !toRank(w[1], &rank) || !offOk || !bytes) return bad();
+    return append(rank, offset, *bytes, error);
+  }
+  if (kind == "T") {
+    for (const auto& [r, c] : pending_) checked_[r] = c;
+    pending_.clear();
+    ++polls_;
+    if (on_poll_) on_poll_();
+    return true;
+  }
+  return true;  // a newer loop's record: nothing this side knows to do with it
+}
+
+bool MirrorStream::reset(int rank, QString* error) {
+  if (sizes_.count(rank) && before_reset_) before_reset_();
+  if (sizes_.count(rank)) ++resets_;
+  if (!writeFileAtomically(RunFollower::rankFile(dir_, rank), QByteArray(), error)) return false;
+  sizes_[rank] = 0;
+  return true;
+}
+
+bool MirrorStream::append(int rank, qint64 offset, const QByteArray& bytes, QString* error) {
+  const auto it = sizes_.find(rank);
+  if (it == sizes_.end() || it->second != offset) {
+    if (error)
+      *error = QStringLiteral("rank %1's bytes from offset %2 do not continue the %3 bytes read")
+                   .arg(rank)
+                   .arg(offset)
+                   .arg(it == sizes_.end() ? 0 : it->second);
+    return false;
+  }
+  QFile f(RunFollower::rankFile(dir_, rank));
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Append) || f.write(bytes) != bytes.size()) {
+    if (error) *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+    return false;
+  }
+  it->second += bytes.size();
+  return true;
+}
+
+std::optional<bool> MirrorStream::alive(int rank, qint64 pid) const {
+  const auto it = checked_.find(rank);
+  if (it == checked_.end() || it->second.pid != pid) return std::nullopt;
+  return it->second.alive;
+}
+
+qint64 MirrorStream::mirroredBytes(int rank) const {
+  const auto it = sizes_.find(rank);
+  return it == sizes_.end() ? -1 : it->second;
+}
+
+}  // namespace ddpdesk

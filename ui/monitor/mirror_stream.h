@@ -1,0 +1,66 @@
+// MirrorStream: turns the remote follow loop's records (remote_follow_script.h), fed in whatever
+// chunks ssh delivers them, into a local mirror of the remote run directory: spec.json and
+// metrics/rank-N.jsonl, holding exactly the bytes of each remote file read so far. A file read
+// again from its start remotely is replaced by a new empty file here (a new inode), so the
+// RunFollower that follows the mirror sees it restart just as it would see the remote file
+// restart; every other byte is appended once, at the offset the remote side named (a record
+// that does not continue the mirror is an error, never a silent gap or repeat).
+//
+// Remote pid checks ("A" records) take effect at the end of their poll ("T"): by then the bytes
+// that poll read are in the mirror, so a rank that is gone has its last lines there too.
+// Qt Core only; no I/O besides the mirror's files.
+#pragma once
+
+#include <QString>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "line_buffer.h"
+
+namespace ddpdesk {
+
+class MirrorStream {
+ public:
+  explicit MirrorStream(QString mirrorDir);  // the directory must exist
+
+  // Applies every complete record in `data`; false with *error (one line) on a record that is
+  // malformed or does not continue the mirror. Unknown record kinds are skipped.
+  bool feed(const char* data, std::size_t n, QString* error);
+
+  // Called before a mirror file is replaced (let the follower read what it still holds) and
+  // after each complete remote poll.
+  void setBeforeReset(std::function<void()> f) { before_reset_ = std::move(f); }
+  void setOnPoll(std::function<void()> f) { on_poll_ = std::move(f); }
+
+  bool hasHello() const { return hello_; }
+  const QString& remoteHost() const { return host_; }
+  qint64 polls() const { return polls_; }
+  qint64 resets() const { return resets_; }
+  // Whether `pid`, named by rank's hello, was alive at the last complete poll; nullopt when no
+  // check of that pid has come yet.
+  std::optional<bool> alive(int rank, qint64 pid) const;
+  qint64 mirroredBytes(int rank) const;  // -1 before the rank's file appeared
+
+ private:
+  bool apply(std::string_view record, QString* error);
+  bool reset(int rank, QString* error);
+  bool append(int rank, qint64 offset, const QByteArray& bytes, QString* error);
+
+  QString dir_;
+  LineBuffer lines_;
+  bool hello_ = false;
+  bool failed_ = false;
+  QString host_;
+  qint64 polls_ = 0;
+  qint64 resets_ = 0;
+  std::map<int, qint64> sizes_;
+  struct Check {
+    qint64 pid = 0;
+    bool alive = false;
+  };
+  std::map<int, Check> pending_, checked_;
+  std::function<void()> before_reset_, on_poll_;
+};
+
+}  // namespace ddpdesk

@@ -1,0 +1,18 @@
+// MonitorSettings: the environment variables that change how the monitor behaves, read in this
+// one place (documented in docs/cluster.md and README.md), so tests and people find them all.
+//   DDPDESK_WORKER       the ddpdesk-worker to start (default: the one beside ddpdesk)
+//   DDPDESK_SSH_COMMAND  the ssh client and its options, split like a shell word list
+//                        (default "ssh" from PATH; e.g. "ssh -F /path/to/config")
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace ddpdesk::settings {
+
+// The worker program named by DDPDESK_WORKER; empty when unset.
+QString workerProgram();
+// The ssh command line: program first, then its own options. Never empty.
+QStringList sshCommand();
+
+}  // namespace ddpdesk::settings

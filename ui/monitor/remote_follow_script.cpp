@@ -1,0 +1,56 @@
+#include "remote_follow_script.h"
+
+namespace ddpdesk {
+
+// Per rank file the loop keeps i<N> (inode), o<N> (bytes sent), p<N> (cksum of the first
+// min(o,128) bytes: a file rewritten in place from its start changes them; the hello, with its
+// pid, comes first). The file is opened once per poll (fd 3) and stat'ed and read through that
+// descriptor, so inode, size and bytes belong to one file even while it is being replaced.
+// A read cut short by a truncation is caught by the next poll (size below the offset).
+QString remoteFollowScript() {
+  return QStringLiteral(R"SH(dir=$1; iv=$2
+case $dir in "~/"*) dir=$HOME/${dir#"~/"} ;; esac
+[ -d "$dir" ] || { echo "no such directory: $dir" >&2; exit 3; }
+cd "$dir" || exit 3
+if [ -f spec.json ]; then printf 'S '; base64 -w 0 < spec.json; echo; fi
+echo "H 1 $(uname -n)" || exit 0
+while :; do
+  for f in metrics/rank-*.jsonl; do
+    [ -f "$f" ] || continue
+    n=${f#metrics/rank-}; n=${n%.jsonl}
+    case $n in ''|*[!0-9]*) continue ;; esac
+    pid=$(head -n 1 "$f" | sed -n 's/.*"pid":\([0-9][0-9]*\)[,}].*/\1/p')
+    if [ -n "$pid" ]; then
+      if kill -0 "$pid" 2>/dev/null || ps -p "$pid" >/dev/null 2>&1; then a=1; else a=0; fi
+      echo "A $n $pid $a" || exit 0
+    fi
+    exec 3< "$f" || continue
+    st=$(stat -L -c '%i %s' - <&3) || { exec 3<&-; continue; }
+    ino=${st% *}; size=${st#* }
+    eval "oi=\${i$n-} oo=\${o$n-0} op=\${p$n-}"
+    why=
+    if [ "$ino" != "$oi" ]; then
+      if [ -n "$oi" ]; then why=replaced; else why=new; fi
+    elif [ "$size" -lt "$oo" ]; then why=truncated
+    elif [ "$oo" -gt 0 ] && [ "$(head -c $((oo < 128 ? oo : 128)) "$f" | cksum)" != "$op" ]; then
+      why=rewritten
+    fi
+    if [ -n "$why" ]; then oo=0; op=; echo "R $n $why" || exit 0; fi
+    if [ "$size" -gt "$oo" ]; then
+      len=$((size - oo)); [ "$len" -gt 4194304 ] && len=4194304
+      printf 'D %s %s ' "$n" "$oo"
+      tail -c +$((oo + 1)) <&3 | head -c "$len" | base64 -w 0
+      echo || exit 0
+      [ "$oo" -lt 128 ] && op=$(head -c $((oo + len < 128 ? oo + len : 128)) "$f" | cksum)
+      oo=$((oo + len))
+    fi
+    exec 3<&-
+    eval "i$n=\$ino o$n=\$oo p$n=\$op"
+  done
+  echo T || exit 0
+  sleep "$iv"
+done
+)SH");
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,59 @@
+// SshRunMirror: follows a run directory on another host through one long-lived ssh process that
+// runs the remote follow loop (remote_follow_script.h) and mirrors what it reports into a
+// private local directory (MirrorStream), which a RunFollower then follows like any other run
+// directory. Nothing is written on the remote side and nothing listens there. The mirror
+// directory is removed, and ssh killed and reaped, when the object goes.
+//
+// failed() comes at most once, with one line: before connected(), the run cannot be followed
+// (no ssh client, host unreachable, key refused, no such directory: ssh's own words where it
+// has them); after it, the connection was lost.
+#pragma once
+
+#include <QObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <memory>
+
+#include "mirror_stream.h"
+#include "ssh_target.h"
+
+namespace ddpdesk {
+
+class SshRunMirror : public QObject {
+  Q_OBJECT
+ public:
+  explicit SshRunMirror(SshTarget target, QObject* parent = nullptr);
+  ~SshRunMirror() override;
+
+  // Creates the mirror directory and starts ssh; false with *error when the directory cannot be
+  // made. `pollMs`: the remote loop's interval.
+  bool start(int pollMs = 500, QString* error = nullptr);
+  void stop();  // kills ssh (no failed())
+
+  QString directory() const;  // the local mirror of the run directory
+  const SshTarget& target() const { return target_; }
+  const MirrorStream& stream() const { return *stream_; }
+  MirrorStream& stream() { return *stream_; }
+  bool isConnected() const { return stream_ && stream_->hasHello(); }
+
+ Q_SIGNALS:
+  void connected();
+  void polled();  // one remote poll is in the mirror
+  void failed(const QString& why);
+
+ private:
+  void onOutput();
+  void onFinished(int exitCode, QProcess::ExitStatus status);
+  void fail(const QString& why);
+
+  SshTarget target_;
+  std::unique_ptr<QTemporaryDir> dir_;
+  std::unique_ptr<MirrorStream> stream_;
+  QProcess ssh_;
+  QTimer connect_deadline_;
+  QString program_;
+  bool failed_ = false;
+};
+
+}  // namespace ddpdesk

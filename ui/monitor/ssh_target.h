@@ -1,0 +1,38 @@
+// SshTarget: a place on another machine named by a URL, `ssh://[user@]host[:port]/path`, and the
+// command line that reaches it through the person's own OpenSSH client (settings::sshCommand(),
+// "ssh" from PATH unless DDPDESK_SSH_COMMAND says otherwise). Their keys, agent and ~/.ssh/config
+// apply as they have them; BatchMode makes ssh fail instead of asking for a password or a host
+// key, so nothing ever waits for a prompt nobody sees. A path starting "/~/" is taken from the
+// remote home directory.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace ddpdesk {
+
+struct SshTarget {
+  QString user;  // empty: ssh's default (config or the local user name)
+  QString host;
+  int port = 0;  // 0: ssh's default (config or 22)
+  QString path;  // on the remote host; "~/x" for the remote home
+
+  static bool looksLikeUrl(const QString& text);  // starts with "ssh://"
+  // Parses an ssh:// URL; nullopt with *error (one line naming the value) when it is not one.
+  static std::optional<SshTarget> parse(const QString& url, QString* error = nullptr);
+  QString url() const;          // ssh://user@host:port/path, as given back to people
+  QString destination() const;  // user@host, or host
+
+  // Program and arguments that run `remoteArgv` on the host, each word quoted for the remote
+  // POSIX shell, which ssh hands one joined string. Options: BatchMode, a connect timeout, and
+  // keepalives so a vanished host is noticed within seconds.
+  QStringList command(const QStringList& remoteArgv) const;
+  static QString shellQuote(const QString& word);
+};
+
+// ssh's own complaint in its stderr as one line: the last non-empty line ("ssh: connect to host
+// … port 22: Connection refused", "user@host: Permission denied (publickey)."), or empty.
+QString lastLine(const QByteArray& stderrText);
+
+}  // namespace ddpdesk
