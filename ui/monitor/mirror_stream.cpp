@@ -72,7 +72,7 @@ bool MirrorStream::apply(std::string_view record, QString* error) {
   }
   if (kind == "R") {
     if (w.size() < 2 || !toRank(w[1], &rank)) return bad();
-    return reset(rank, error);
+    return reset(rank, QString::fromLatin1(w.value(2)), error);
   }
   if (kind == "D") {
     bool offOk = false;
@@ -92,11 +92,12 @@ bool MirrorStream::apply(std::string_view record, QString* error) {
   return true;  // a newer loop's record: nothing this side knows to do with it
 }
 
-bool MirrorStream::reset(int rank, QString* error) {
+bool MirrorStream::reset(int rank, const QString& why, QString* error) {
   if (sizes_.count(rank) && before_reset_) before_reset_();
   if (sizes_.count(rank)) ++resets_;
   if (!writeFileAtomically(RunFollower::rankFile(dir_, rank), QByteArray(), error)) return false;
   sizes_[rank] = 0;
+  reset_reasons_[rank] = why;
   return true;
 }
 
@@ -123,6 +124,11 @@ std::optional<bool> MirrorStream::alive(int rank, qint64 pid) const {
   const auto it = checked_.find(rank);
   if (it == checked_.end() || it->second.pid != pid) return std::nullopt;
   return it->second.alive;
+}
+
+QString MirrorStream::resetReason(int rank) const {
+  const auto it = reset_reasons_.find(rank);
+  return it == reset_reasons_.end() ? QString() : it->second;
 }
 
 qint64 MirrorStream::mirroredBytes(int rank) const {

@@ -41,10 +41,13 @@ class MirrorStream {
   // check of that pid has come yet.
   std::optional<bool> alive(int rank, qint64 pid) const;
   qint64 mirroredBytes(int rank) const;  // -1 before the rank's file appeared
+  // Why the remote file was last read again from its start ("truncated", "rewritten", ...):
+  // the mirror only ever replaces its copy, so its follower can only say "replaced".
+  QString resetReason(int rank) const;
 
  private:
   bool apply(std::string_view record, QString* error);
-  bool reset(int rank, QString* error);
+  bool reset(int rank, const QString& why, QString* error);
   bool append(int rank, qint64 offset, const QByteArray& bytes, QString* error);
 
   QString dir_;
@@ -55,6 +58,7 @@ class MirrorStream {
   qint64 polls_ = 0;
   qint64 resets_ = 0;
   std::map<int, qint64> sizes_;
+  std::map<int, QString> reset_reasons_;
   struct Check {
     qint64 pid = 0;
     bool alive = false;

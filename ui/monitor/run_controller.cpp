@@ -295,9 +295,11 @@ RunFollower* RunController::newFollower() {
                                .arg(why));
           });
   connect(follower_, &RunFollower::rankRestarted, this, [this](int rank, const QString& why) {
+    // Over ssh the mirror's copy is always replaced; the remote side saw what really happened.
+    const QString remote = mirror_ ? mirror_->stream().resetReason(rank) : QString();
     Q_EMIT warning(QStringLiteral("rank %1's metrics file was %2: reading it from its start")
                        .arg(rank)
-                       .arg(why));
+                       .arg(remote.isEmpty() ? why : remote));
   });
   connect(follower_, &RunFollower::rankEnded, this,
           [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });

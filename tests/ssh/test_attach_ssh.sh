@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Under a private sshd (with_sshd.sh): `ddpdesk --headless --attach ssh://root@127.0.0.1:PORT/DIR`
+#  1. follows two real ranks (started by hand with torchrun's variables, --run-dir DIR) to their
+#     end: exit 0, every rank's step count in the summary equals the step lines in its file;
+#  2. a rank killed with SIGKILL (no last word) is found gone by the pid check over ssh: exit 1,
+#     "exited without a last message";
+#  3. rank files replaced, truncated and rewritten in place (replayed from run 1): the summary is
+#     the one a local --attach of the same directory prints;
+#  4. an unreachable host, a refused key, a missing directory, a bad URL and a missing ssh
+#     client: one line, exit 2, no ssh process left, no mirror directory left.
+#   with_sshd.sh tests/ssh/test_attach_ssh.sh WORKER DDPDESK
+set -uo pipefail
+worker=$1
+ddpdesk=$2
+tmp=$(mktemp -d /tmp/ddpdesk-attach-ssh-XXXXXX)
+bg=()
+cleanup() {
+  for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export OMP_NUM_THREADS=1 TMPDIR=$tmp/local-tmp  # the mirror's temporary directory: checked below
+mkdir -p "$TMPDIR"
+unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_MONITOR
+url() { echo "ssh://root@127.0.0.1:$DDPDESK_SSH_PORT$1"; }
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# Two ranks of the seed task on this machine, writing into $1; extra worker flags after it.
+start_ranks() {
+  local dir=$1; shift
+  local port
+  port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  ranks=()
+  for r in 0 1; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      "$worker" --run-dir "$dir" --task seed --seed 5 "$@" >"$dir.rank$r.log" 2>&1 &
+    ranks+=($!); bg+=($!)
+  done
+}
+steps_in() { grep -c '"type":"step"' "$1/metrics/rank-$2.jsonl"; }
+summary_steps() {  # rank's "steps" column in a headless summary
+  awk -v r="$2" '$1 == "rank" && $3 == "steps" {t=1; next} t && $1 == r {print $3; exit}' "$1"
+}
+no_ssh_left() {
+  if pgrep -f "ssh -F $DDPDESK_SSH_DIR" >/dev/null || pgrep -f "ssh -F .*ssh_config_refused" >/dev/null; then
+    bad "$1: an ssh process was left behind: $(pgrep -af 'ssh -F')"
+  fi
+  [ -z "$(ls -A "$TMPDIR")" ] || bad "$1: left $(ls -A "$TMPDIR") in the temporary directory"
+}
+
+# 1. A real run followed to its end.
+mkdir -p "$tmp/run1"
+timeout 150 "$ddpdesk" --headless --attach "$(url "$tmp/run1")" >"$tmp/a1.out" 2>"$tmp/a1.err" &
+attach=$!; bg+=($!)
+start_ranks "$tmp/run1" --dataset-size 400 --epochs 1
+wait "${ranks[@]}" || bad "run 1: a rank failed: $(tail -n 5 "$tmp"/run1.rank*.log)"
+wait "$attach"; rc=$?
+[ "$rc" -eq 0 ] || bad "run 1: attach exited $rc: $(cat "$tmp/a1.err")"
+grep -q "^finished after .*: 50 steps" "$tmp/a1.out" || bad "run 1: no '50 steps' summary: $(cat "$tmp/a1.out")"
+for r in 0 1; do
+  want=$(steps_in "$tmp/run1" $r) got=$(summary_steps "$tmp/a1.out" $r)
+  [ "$want" = 50 ] && [ "$got" = "$want" ] || bad "run 1: rank $r: $got steps followed, $want in its file"
+done
+grep -q "through ssh" "$tmp/a1.err" || bad "run 1: no 'following … through ssh' line"
+no_ssh_left "run 1"
+echo "ok 1: two real ranks followed over ssh, every step once"
+
+# 2. A rank killed without a word: the pid check on the remote host ends the run as failed.
+mkdir -p "$tmp/run2"
+timeout 150 "$ddpdesk" --headless --attach "$(url "$tmp/run2")" >"$tmp/a2.out" 2>"$tmp/a2.err" &
+attach=$!; bg+=($!)
+start_ranks "$tmp/run2" --dataset-size 400 --epochs 500
+for _ in $(seq 600); do [ "$(steps_in "$tmp/run2" 1 2>/dev/null)" -ge 5 ] 2>/dev/null && break; sleep 0.2; done
+kill -9 "${ranks[1]}"
+wait "$attach"; rc=$?
+kill "${ranks[0]}" 2>/dev/null
+[ "$rc" -eq 1 ] || bad "run 2: attach exited $rc (want 1): $(tail -n 3 "$tmp/a2.err")"
+grep -q "^1 .*exited without a last message (pid ${ranks[1]} is gone)" "$tmp/a2.out" ||
+  bad "run 2: the killed rank is not named: $(cat "$tmp/a2.out" "$tmp/a2.err")"
+no_ssh_left "run 2"
+echo "ok 2: a rank killed on the remote host is found gone"
+
+# 3. Files replaced, truncated and rewritten: the same summary as a local attach.
+sleep 1000 & live=$!; bg+=($!)
+mkdir -p "$tmp/run3/metrics"
+m=$tmp/run3/metrics
+replay() {  # rank's file from run 1 with the hello's pid made $live (the ranks of run 1 are gone)
+  sed "1s/\"pid\":[0-9]*/\"pid\":$2/" "$tmp/run1/metrics/rank-$1.jsonl"
+}
+replay 0 "$live" >"$tmp/r0"; replay 1 "$live" >"$tmp/r1"
+replay 1 "$$" >"$tmp/r1b"  # another pid: a restarted rank, whose hello differs
+timeout 150 "$ddpdesk" --headless --attach "$(url "$tmp/run3")" >"$tmp/a3.out" 2>"$tmp/a3.err" &
+attach=$!; bg+=($!)
+timeout 150 "$ddpdesk" --headless --attach "$tmp/run3" >"$tmp/l3.out" 2>"$tmp/l3.err" &
+local_attach=$!; bg+=($!)
+pause() { sleep 2; }  # a stage is seen by both followers (polls of 0.25 and 0.5 s) before the next
+head -c 1500 "$tmp/r0" >"$m/rank-0.jsonl"  # ends inside a line
+head -c 2100 "$tmp/r1" >"$m/rank-1.jsonl"
+pause
+head -c 900 "$tmp/r1" >"$m/rank-1.jsonl"  # truncated in place, shorter
+pause
+head -c 4000 "$tmp/r1b" >"$m/rank-1.jsonl"  # rewritten in place, longer than before
+pause
+cp "$tmp/r0" "$m/.rank-0.new" && mv "$m/.rank-0.new" "$m/rank-0.jsonl"  # replaced whole
+cat "$tmp/r1b" >"$m/rank-1.jsonl"
+wait "$attach"; rc=$?
+wait "$local_attach"; lrc=$?
+[ "$rc" -eq "$lrc" ] || bad "run 3: exit $rc over ssh, $lrc locally: $(cat "$tmp/a3.err")"
+strip() { grep -v "^run directory\|samples/s\|^finished after\|^[01]  .*ms\|^[01]  .*MiB" "$1"; }
+diff <(strip "$tmp/l3.out") <(strip "$tmp/a3.out") >"$tmp/d3" ||
+  bad "run 3: the summaries differ (local < > ssh): $(cat "$tmp/d3")"
+grep -q "^finished after .*: 50 steps" "$tmp/a3.out" || bad "run 3: not finished after 50 steps: $(cat "$tmp/a3.out")"
+for r in 0 1; do
+  [ "$(summary_steps "$tmp/a3.out" $r)" = "$(summary_steps "$tmp/l3.out" $r)" ] ||
+    bad "run 3: rank $r's steps differ from the local attach"
+done
+for why in truncated rewritten; do
+  grep -q "rank 1's metrics file was $why" "$tmp/a3.err" ||
+    bad "run 3: rank 1's file $why is not reported: $(cat "$tmp/a3.err")"
+done
+[ "$(cd "$tmp/run3" && find . | sort | tr '\n' ' ')" = ". ./metrics ./metrics/rank-0.jsonl ./metrics/rank-1.jsonl " ] ||
+  bad "run 3: the followed directory holds more than the test wrote: $(cd "$tmp/run3" && find .)"
+no_ssh_left "run 3"
+echo "ok 3: replaced, truncated and rewritten files followed as a local attach follows them"
+
+# 4. Bad input: one line, exit 2, nothing left.
+closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+check_bad() {  # name, expected text, then the environment change and URL
+  local name=$1 want=$2 cmd=$3 target=$4
+  DDPDESK_SSH_COMMAND=$cmd timeout 60 "$ddpdesk" --headless --attach "$target" >"$tmp/b.out" 2>"$tmp/b.err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || bad "$name: exit $rc (want 2): $(cat "$tmp/b.err")"
+  [ "$(wc -l <"$tmp/b.err")" -eq 1 ] || bad "$name: not one line: $(cat "$tmp/b.err")"
+  grep -q -- "$want" "$tmp/b.err" || bad "$name: '$want' not in: $(cat "$tmp/b.err")"
+  no_ssh_left "$name"
+}
+check_bad "unreachable host" "Connection refused" "$DDPDESK_SSH_COMMAND" \
+  "ssh://root@127.0.0.1:$closed$tmp/run1"
+check_bad "refused key" "Permission denied" "$DDPDESK_SSH_REFUSED" "$(url "$tmp/run1")"
+check_bad "missing directory" "no such directory" "$DDPDESK_SSH_COMMAND" "$(url "$tmp/nowhere")"
+check_bad "no ssh client" "cannot run the ssh client" "$tmp/no-such-ssh" "$(url "$tmp/run1")"
+check_bad "bad URL" "invalid remote run" "$DDPDESK_SSH_COMMAND" "ssh://:22/x"
+echo "ok 4: bad input is one line and exit code 2, nothing left behind"
+
+[ "$fail" -eq 0 ] && echo "ok: ddpdesk --attach over ssh"
+exit $fail
