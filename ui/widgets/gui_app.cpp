@@ -11,6 +11,7 @@
 #include "main_window.h"
 #include "run_form.h"
 #include "spec_flags.h"
+#include "ssh_target.h"
 
 namespace ddpdesk {
 
@@ -52,7 +53,8 @@ int runGui(int argc, char** argv) {
   cli.add_flag("--start", start, "start the run at once");
   std::string attach;
   cli.add_option("--attach", attach,
-                 "follow the run in this directory (its ranks write metrics/rank-N.jsonl)");
+                 "follow the run in this directory (its ranks write metrics/rank-N.jsonl), or "
+                 "on another host: ssh://[user@]host[:port]/dir");
   SpecFlags flags(cli, /*with_nproc=*/true);
   // What Qt left of its part must be ours too: anything else is an unknown option.
   for (int i = 1; i < qtArgs.argc; ++i) ourArgs.ptrs.insert(ourArgs.ptrs.end() - 1, qtArgs.ptrs[i]);
@@ -75,9 +77,17 @@ int runGui(int argc, char** argv) {
                  "was started with\n";
     return 2;
   }
-  if (!attach.empty() && !QFileInfo(QString::fromStdString(attach)).isDir()) {
-    std::cerr << "ddpdesk: invalid --attach '" << attach << "': not a directory\n";
-    return 2;
+  if (!attach.empty()) {  // a host that cannot be reached is shown in the window
+    const QString target = QString::fromStdString(attach);
+    QString error;
+    if (SshTarget::looksLikeUrl(target) && !SshTarget::parse(target, &error)) {
+      std::cerr << "ddpdesk: " << error.toStdString() << "\n";
+      return 2;
+    }
+    if (!SshTarget::looksLikeUrl(target) && !QFileInfo(target).isDir()) {
+      std::cerr << "ddpdesk: invalid --attach '" << attach << "': not a directory\n";
+      return 2;
+    }
   }
 
   MainWindow window;

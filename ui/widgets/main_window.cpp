@@ -13,6 +13,7 @@
 
 #include "charts_panel.h"
 #include "device_probe.h"
+#include "follow_run_dialog.h"
 #include "launch_command_panel.h"
 #include "live_refresh.h"
 #include "log_view.h"
@@ -230,9 +231,8 @@ bool MainWindow::queueSweep(const SweepPlan& plan, const QByteArray& definition)
 }
 
 void MainWindow::followRunDialog() {
-  const QString dir = QFileDialog::getExistingDirectory(
-      this, tr("Follow a run: its directory (ranks write metrics/rank-N.jsonl there)"));
-  if (!dir.isEmpty()) followRun(dir);
+  FollowRunDialog dialog(this);
+  if (dialog.exec() == QDialog::Accepted) followRun(dialog.target());
 }
 
 bool MainWindow::followRun(const QString& runDir) {
