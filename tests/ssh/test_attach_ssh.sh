@@ -6,7 +6,8 @@
 #     "exited without a last message";
 #  3. rank files replaced, truncated and rewritten in place (replayed from run 1): the summary is
 #     the one a local --attach of the same directory prints;
-#  4. an unreachable host, a refused key, a missing directory, a bad URL and a missing ssh
+#  4. a resumed rank (a second hello in its file) killed without a word: its new pid is checked;
+#  5. an unreachable host, a refused key, a missing directory, a bad URL and a missing ssh
 #     client: one line, exit 2, no ssh process left, no mirror directory left.
 #   with_sshd.sh tests/ssh/test_attach_ssh.sh WORKER DDPDESK
 set -uo pipefail
@@ -124,7 +125,33 @@ done
 no_ssh_left "run 3"
 echo "ok 3: replaced, truncated and rewritten files followed as a local attach follows them"
 
-# 4. Bad input: one line, exit 2, nothing left.
+# 4. A resumed rank (a new hello appended to its file) that then dies without a word: its new
+#    pid is the one checked, as a local attach checks it.
+sleep 1000 & second=$!; bg+=($!)
+mkdir -p "$tmp/run4/metrics"
+host=$(uname -n)
+{
+  sed "1s/\"pid\":[0-9]*/\"pid\":$live/; s/\"world\":2/\"world\":1/" "$tmp/run1/metrics/rank-0.jsonl" |
+    grep -v '"event":"finished"' | head -n 30
+  echo '{"epoch":0,"event":"stopped","rank":0,"step":9,"time":1.0,"type":"event"}'
+  echo "{\"device\":\"cpu\",\"host\":\"$host\",\"pid\":$second,\"rank\":0,\"token\":\"\",\"type\":\"hello\",\"v\":1,\"v_max\":1,\"v_min\":1,\"world\":1}"
+} >"$tmp/run4/metrics/rank-0.jsonl"
+timeout 150 "$ddpdesk" --headless --attach "$(url "$tmp/run4")" >"$tmp/a4.out" 2>"$tmp/a4.err" &
+attach=$!; bg+=($!)
+timeout 150 "$ddpdesk" --headless --attach "$tmp/run4" >"$tmp/l4.out" 2>"$tmp/l4.err" &
+local_attach=$!; bg+=($!)
+sleep 3  # both have read the file and seen the second life running
+kill -0 "$attach" 2>/dev/null || bad "run 4: the ssh attach ended while the resumed rank ran: $(cat "$tmp/a4.out" "$tmp/a4.err")"
+kill -9 "$second"
+wait "$attach"; rc=$?
+wait "$local_attach"; lrc=$?
+[ "$rc" -eq 1 ] && [ "$lrc" -eq 1 ] || bad "run 4: exit $rc over ssh, $lrc locally (want 1 and 1)"
+grep -q "^0 .*exited without a last message (pid $second is gone)" "$tmp/a4.out" ||
+  bad "run 4: the resumed rank's death is not seen: $(cat "$tmp/a4.out" "$tmp/a4.err")"
+no_ssh_left "run 4"
+echo "ok 4: a resumed rank's new pid is the one checked on the remote host"
+
+# 5. Bad input: one line, exit 2, nothing left.
 closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 check_bad() {  # name, expected text, then the environment change and URL
   local name=$1 want=$2 cmd=$3 target=$4
@@ -141,7 +168,7 @@ check_bad "refused key" "Permission denied" "$DDPDESK_SSH_REFUSED" "$(url "$tmp/
 check_bad "missing directory" "no such directory" "$DDPDESK_SSH_COMMAND" "$(url "$tmp/nowhere")"
 check_bad "no ssh client" "cannot run the ssh client" "$tmp/no-such-ssh" "$(url "$tmp/run1")"
 check_bad "bad URL" "invalid remote run" "$DDPDESK_SSH_COMMAND" "ssh://:22/x"
-echo "ok 4: bad input is one line and exit code 2, nothing left behind"
+echo "ok 5: bad input is one line and exit code 2, nothing left behind"
 
 [ "$fail" -eq 0 ] && echo "ok: ddpdesk --attach over ssh"
 exit $fail

@@ -19,7 +19,7 @@ while :; do
     [ -f "$f" ] || continue
     n=${f#metrics/rank-}; n=${n%.jsonl}
     case $n in ''|*[!0-9]*) continue ;; esac
-    pid=$(head -n 1 "$f" | sed -n 's/.*"pid":\([0-9][0-9]*\)[,}].*/\1/p')
+    eval "oi=\${i$n-} oo=\${o$n-0} op=\${p$n-} pid=\${h$n-} ls=\${l$n-0}"
     if [ -n "$pid" ]; then
       if kill -0 "$pid" 2>/dev/null || ps -p "$pid" >/dev/null 2>&1; then a=1; else a=0; fi
       echo "A $n $pid $a" || exit 0
@@ -27,7 +27,6 @@ while :; do
     exec 3< "$f" || continue
     st=$(stat -L -c '%i %s' - <&3) || { exec 3<&-; continue; }
     ino=${st% *}; size=${st#* }
-    eval "oi=\${i$n-} oo=\${o$n-0} op=\${p$n-}"
     why=
     if [ "$ino" != "$oi" ]; then
       if [ -n "$oi" ]; then why=replaced; else why=new; fi
@@ -35,7 +34,7 @@ while :; do
     elif [ "$oo" -gt 0 ] && [ "$(head -c $((oo < 128 ? oo : 128)) "$f" | cksum)" != "$op" ]; then
       why=rewritten
     fi
-    if [ -n "$why" ]; then oo=0; op=; echo "R $n $why" || exit 0; fi
+    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $n $why" || exit 0; fi
     if [ "$size" -gt "$oo" ]; then
       len=$((size - oo)); [ "$len" -gt 4194304 ] && len=4194304
       printf 'D %s %s ' "$n" "$oo"
@@ -43,9 +42,17 @@ while :; do
       echo || exit 0
       [ "$oo" -lt 128 ] && op=$(head -c $((oo + len < 128 ? oo + len : 128)) "$f" | cksum)
       oo=$((oo + len))
+      # The pid of the last hello among the complete lines sent (a resumed rank appends a new
+      # hello); ls: where the first line not yet complete starts.
+      set -- $(tail -c +$((ls + 1)) "$f" | head -c $((oo - ls)) | LC_ALL=C awk -v total=$((oo - ls)) '
+        { n += length($0) + 1; if (n > total) exit; done = n
+          if ($0 ~ /"type":"hello"/ && match($0, /"pid":[0-9]+[,}]/))
+            p = substr($0, RSTART + 6, RLENGTH - 7) }
+        END { print done + 0, p + 0 }')
+      ls=$((ls + ${1:-0})); [ "${2:-0}" != 0 ] && pid=$2
     fi
     exec 3<&-
-    eval "i$n=\$ino o$n=\$oo p$n=\$op"
+    eval "i$n=\$ino o$n=\$oo p$n=\$op h$n=\$pid l$n=\$ls"
   done
   echo T || exit 0
   sleep "$iv"
