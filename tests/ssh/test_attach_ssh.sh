@@ -44,7 +44,7 @@ summary_steps() {  # rank's "steps" column in a headless summary
   awk -v r="$2" '$1 == "rank" && $3 == "steps" {t=1; next} t && $1 == r {print $3; exit}' "$1"
 }
 no_ssh_left() {
-  if pgrep -f "ssh -F $DDPDESK_SSH_DIR" >/dev/null || pgrep -f "ssh -F .*ssh_config_refused" >/dev/null; then
+  if pgrep -f "ssh -F $DDPDESK_SSH_DIR" >/dev/null; then  # ssh_config and ssh_config_refused
     bad "$1: an ssh process was left behind: $(pgrep -af 'ssh -F')"
   fi
   [ -z "$(ls -A "$TMPDIR")" ] || bad "$1: left $(ls -A "$TMPDIR") in the temporary directory"

@@ -79,6 +79,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     err(error);
     return 2;
   }
+  SignalNotifier signalsIn({SIGINT, SIGTERM});
   // On another host: nothing to follow until it answers; a host that cannot be followed is bad
   // input (one line, exit 2), and by then the controller has left nothing behind.
   if (attach && controller.isRemote() && !RunController::isTerminal(controller.state())) {
@@ -88,7 +89,16 @@ int runController(const RunSpec& spec, const QString& attachDir) {
       error = why;
       wait.quit();
     });
+    int interrupted = 0;  // Ctrl+C while connecting: give up (the controller kills ssh)
+    QObject::connect(&signalsIn, &SignalNotifier::received, &wait, [&](int signo) {
+      interrupted = signo;
+      wait.quit();
+    });
     wait.exec();
+    if (interrupted) {
+      err(QStringLiteral("no longer following %1").arg(attachDir));
+      return 128 + interrupted;
+    }
     if (!error.isEmpty()) {
       err(error);
       return 2;
@@ -97,7 +107,6 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   ProgressPrinter progress(attach ? controller.spec().epochs : spec.epochs);
   int signalled = 0;
 
-  SignalNotifier signalsIn({SIGINT, SIGTERM});
   QObject::connect(&signalsIn, &SignalNotifier::received, [&](int signo) {
     progress.breakLine();
     if (attach) {  // the ranks are not ours: stop watching, leave them running
