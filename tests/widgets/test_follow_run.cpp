@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "charts_panel.h"
+#include "followed_run_checks.h"
 #include "hand_started_run.h"
 #include "loss_chart.h"
 #include "main_window.h"
@@ -27,13 +28,7 @@ class TestFollowRun : public QObject {
   QTemporaryDir home;
 
  private Q_SLOTS:
-  void initTestCase() {
-    QVERIFY(home.isValid());
-    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
-    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
-    QCoreApplication::setOrganizationName("ddpdesk-test");
-    QCoreApplication::setApplicationName("ddpdesk-test");
-  }
+  void initTestCase() { useTemporaryHome(home); }
 
   void theFileMenuOffersIt() {
     MainWindow w;
@@ -57,19 +52,8 @@ class TestFollowRun : public QObject {
     QVERIFY(w.controller()->isAttached());
     HandStartedRun run(QStringLiteral(DDPDESK_REAL_WORKER), dir.path(), 2,
                        {"--task", "seed", "--dataset-size", "400", "--epochs", "1"});
-    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
-    QCOMPARE(w.controller()->state(), State::Finished);
-    for (const char* name : {"rank 0", "rank 1"})
-      QTRY_VERIFY_WITH_TIMEOUT(w.charts()->lossChart()->curve(name) &&
-                                   w.charts()->lossChart()->curve(name)->size() == 50,
-                               kTimeout);
-    w.refreshNow();
-    const auto& rows = w.rankModel()->rows();
-    QCOMPARE(rows.size(), std::size_t(2));
-    for (int r = 0; r < 2; ++r) {
-      QCOMPARE(rows[r].pid, run.pids()[r]);
-      QCOMPARE(rows[r].step, qint64(50));
-    }
+    verifyFollowedToItsEnd(w, run.pids(), kTimeout);
+    if (QTest::currentTestFailed()) return;
     // Following a second run: the first one's curves go.
     QVERIFY(w.followRun(dir.path()));
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);

@@ -12,6 +12,7 @@
 
 #include "charts_panel.h"
 #include "follow_run_dialog.h"
+#include "followed_run_checks.h"
 #include "hand_started_run.h"
 #include "log_view.h"
 #include "loss_chart.h"
@@ -52,37 +53,21 @@ class TestFollowRunSsh : public QObject {
   void initTestCase() {
     port = qEnvironmentVariableIntValue("DDPDESK_SSH_PORT");
     if (port == 0) QSKIP("needs a private sshd: run under tests/ssh/with_sshd.sh");
-    qputenv("XDG_DATA_HOME", home.filePath("data").toUtf8());
-    qputenv("XDG_CONFIG_HOME", home.filePath("config").toUtf8());
-    QCoreApplication::setOrganizationName("ddpdesk-test");
-    QCoreApplication::setApplicationName("ddpdesk-test");
+    useTemporaryHome(home);
   }
 
   void chartsAndRankTableFillOverSsh() {
     QTemporaryDir dir;
     MainWindow w;
-    QStringList errors;
-    w.setErrorSink([&](const QString& e) { errors << e; });
+    w.setErrorSink([](const QString& e) { QFAIL(qPrintable(e)); });  // none expected
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     followThroughTheDialog(w, url(port, dir.path()));
-    QVERIFY2(errors.isEmpty(), qPrintable(errors.join('\n')));
-    QVERIFY(w.controller()->isRemote());
+    QVERIFY(!QTest::currentTestFailed() && w.controller()->isRemote());
     HandStartedRun run(QStringLiteral(DDPDESK_REAL_WORKER), dir.path(), 2,
                        {"--task", "seed", "--dataset-size", "400", "--epochs", "1"});
-    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
-    QCOMPARE(w.controller()->state(), State::Finished);
-    for (const char* name : {"rank 0", "rank 1"})
-      QTRY_VERIFY_WITH_TIMEOUT(w.charts()->lossChart()->curve(name) &&
-                                   w.charts()->lossChart()->curve(name)->size() == 50,
-                               kTimeout);
-    w.refreshNow();
-    const auto& rows = w.rankModel()->rows();
-    QCOMPARE(rows.size(), std::size_t(2));
-    for (int r = 0; r < 2; ++r) {
-      QCOMPARE(rows[r].pid, run.pids()[r]);
-      QCOMPARE(rows[r].step, qint64(50));
-    }
+    verifyFollowedToItsEnd(w, run.pids(), kTimeout);
+    if (QTest::currentTestFailed()) return;
   }
 
   void aRefusedConnectionIsTheRunsFailure() {

@@ -41,10 +41,7 @@ void SshCommand::cancel() {
 void SshCommand::onError(QProcess::ProcessError e) {
   if (e != QProcess::FailedToStart) return;  // the others end in finished()
   Result r;
-  r.error = QStringLiteral(
-                "cannot run the ssh client '%1': %2 (install openssh-client or set "
-                "DDPDESK_SSH_COMMAND)")
-                .arg(program_, process_.errorString());
+  r.error = sshClientMissing(program_, process_.errorString());
   finish(r);
 }
 

@@ -15,10 +15,7 @@ SshRunMirror::SshRunMirror(SshTarget target, QObject* parent)
   connect(&ssh_, &QProcess::readyReadStandardOutput, this, &SshRunMirror::onOutput);
   connect(&ssh_, &QProcess::finished, this, &SshRunMirror::onFinished);
   connect(&ssh_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-    if (e == QProcess::FailedToStart)
-      fail(QStringLiteral("cannot run the ssh client '%1': %2 (install openssh-client or set "
-                          "DDPDESK_SSH_COMMAND)")
-               .arg(program_, ssh_.errorString()));
+    if (e == QProcess::FailedToStart) fail(sshClientMissing(program_, ssh_.errorString()));
   });
   connect_deadline_.setSingleShot(true);
   connect(&connect_deadline_, &QTimer::timeout, this, [this] {

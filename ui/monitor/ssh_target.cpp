@@ -77,4 +77,11 @@ QString lastLine(const QByteArray& stderrText) {
   return {};
 }
 
+QString sshClientMissing(const QString& program, const QString& why) {
+  return QStringLiteral(
+             "cannot run the ssh client '%1': %2 (install openssh-client or set "
+             "DDPDESK_SSH_COMMAND)")
+      .arg(program, why);
+}
+
 }  // namespace ddpdesk

@@ -34,5 +34,7 @@ struct SshTarget {
 // ssh's own complaint in its stderr as one line: the last non-empty line ("ssh: connect to host
 // … port 22: Connection refused", "user@host: Permission denied (publickey)."), or empty.
 QString lastLine(const QByteArray& stderrText);
+// The one line for an ssh client that could not be started.
+QString sshClientMissing(const QString& program, const QString& why);
 
 }  // namespace ddpdesk
