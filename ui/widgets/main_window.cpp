@@ -1,7 +1,6 @@
 #include "main_window.h"
 
 #include <QCloseEvent>
-#include <QFileDialog>
 #include <QHeaderView>
 #include <QMessageBox>
 #include <QScrollArea>
