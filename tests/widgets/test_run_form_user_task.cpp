@@ -217,8 +217,8 @@ class TestRunFormUserTask : public QObject {
     s.input_name = "x";
     s.target_name = "y";
     form->setSpec(s);
-    for (const QString& key : {"model", "train_data", "eval_data", "loss", "input_name"})
-      QVERIFY2(!form->fieldText(key).isEmpty(), qPrintable(key));
+    for (const char* key : {"model", "train_data", "eval_data", "loss", "input_name"})
+      QVERIFY2(!form->fieldText(QString::fromLatin1(key)).isEmpty(), key);
     const QString path = dir->filePath("user.json");
     QVERIFY(form->savePresetFile(path));
     const PresetLoad back = loadPreset(path);
