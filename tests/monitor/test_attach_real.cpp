@@ -13,6 +13,7 @@
 
 #include "hand_started_run.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_follower.h"
 
@@ -137,5 +138,5 @@ class TestAttachReal : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAttachReal)
+DDPDESK_TEST_GUILESS_MAIN(TestAttachReal)
 #include "test_attach_real.moc"

@@ -9,6 +9,7 @@
 
 #include "hand_started_run.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 
 using namespace ddpdesk;
@@ -57,5 +58,5 @@ class TestAttachSshStop : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestAttachSshStop)
+DDPDESK_TEST_GUILESS_MAIN(TestAttachSshStop)
 #include "test_attach_ssh_stop.moc"

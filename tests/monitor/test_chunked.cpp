@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "chunked.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -90,5 +91,5 @@ class TestChunked : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestChunked)
+DDPDESK_TEST_GUILESS_MAIN(TestChunked)
 #include "test_chunked.moc"

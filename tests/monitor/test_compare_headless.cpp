@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "compare_fixture.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::testing;
@@ -95,5 +96,5 @@ class TestCompareHeadless : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCompareHeadless)
+DDPDESK_TEST_GUILESS_MAIN(TestCompareHeadless)
 #include "test_compare_headless.moc"

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "compare_fixture.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk::testing;
 
@@ -85,5 +86,5 @@ class TestCompareReal : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCompareReal)
+DDPDESK_TEST_GUILESS_MAIN(TestCompareReal)
 #include "test_compare_real.moc"

@@ -6,6 +6,7 @@
 
 #include "gauge_series.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -110,5 +111,5 @@ class TestGaugeSeries : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGaugeSeries)
+DDPDESK_TEST_GUILESS_MAIN(TestGaugeSeries)
 #include "test_gauge_series.moc"

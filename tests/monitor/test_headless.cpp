@@ -10,6 +10,7 @@
 #include <csignal>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk::test;
 
@@ -275,5 +276,5 @@ class TestHeadless : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHeadless)
+DDPDESK_TEST_GUILESS_MAIN(TestHeadless)
 #include "test_headless.moc"

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk::test;
 
@@ -103,5 +104,5 @@ class TestHeadlessBreakdown : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHeadlessBreakdown)
+DDPDESK_TEST_GUILESS_MAIN(TestHeadlessBreakdown)
 #include "test_headless_breakdown.moc"

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 
 using namespace ddpdesk;
@@ -195,5 +196,5 @@ class TestHeadlessQueue : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHeadlessQueue)
+DDPDESK_TEST_GUILESS_MAIN(TestHeadlessQueue)
 #include "test_headless_queue.moc"

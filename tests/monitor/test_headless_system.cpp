@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk::test;
 
@@ -75,5 +76,5 @@ class TestHeadlessSystem : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHeadlessSystem)
+DDPDESK_TEST_GUILESS_MAIN(TestHeadlessSystem)
 #include "test_headless_system.moc"

@@ -15,6 +15,7 @@
 
 #include "exit_record.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 
 using namespace ddpdesk;
@@ -100,5 +101,5 @@ class TestKilledMonitor : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestKilledMonitor)
+DDPDESK_TEST_GUILESS_MAIN(TestKilledMonitor)
 #include "test_killed_monitor.moc"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "line_buffer.h"
+#include "qt_test_main.h"
 
 using ddpdesk::LineBuffer;
 
@@ -66,5 +67,5 @@ class TestLineBuffer : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestLineBuffer)
+DDPDESK_TEST_APPLESS_MAIN(TestLineBuffer)
 #include "test_line_buffer.moc"

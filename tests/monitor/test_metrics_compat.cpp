@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "wire.h"
 
 using namespace ddpdesk;
@@ -70,5 +71,5 @@ class TestMetricsCompat : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMetricsCompat)
+DDPDESK_TEST_GUILESS_MAIN(TestMetricsCompat)
 #include "test_metrics_compat.moc"

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "metrics_server.h"
+#include "qt_test_main.h"
 #include "wire.h"
 
 using namespace ddpdesk;
@@ -289,5 +290,5 @@ class TestMetricsServer : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMetricsServer)
+DDPDESK_TEST_GUILESS_MAIN(TestMetricsServer)
 #include "test_metrics_server.moc"

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "wire.h"
 
 using namespace ddpdesk;
@@ -317,5 +318,5 @@ class TestMetricsStore : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMetricsStore)
+DDPDESK_TEST_GUILESS_MAIN(TestMetricsStore)
 #include "test_metrics_store.moc"

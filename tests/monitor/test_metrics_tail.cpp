@@ -12,6 +12,7 @@
 
 #include "append_bytes.h"
 #include "metrics_tail.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 using ddpdesk::test::appendBytes;
@@ -163,5 +164,5 @@ class TestMetricsTail : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMetricsTail)
+DDPDESK_TEST_GUILESS_MAIN(TestMetricsTail)
 #include "test_metrics_tail.moc"

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "mirror_stream.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 #include "run_follower.h"
 #include "wire.h"
@@ -199,5 +200,5 @@ class TestMirrorStream : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestMirrorStream)
+DDPDESK_TEST_GUILESS_MAIN(TestMirrorStream)
 #include "test_mirror_stream.moc"

@@ -17,6 +17,7 @@
 #include <csignal>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 
 using namespace ddpdesk;
@@ -112,5 +113,5 @@ class TestQueueKilled : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestQueueKilled)
+DDPDESK_TEST_GUILESS_MAIN(TestQueueKilled)
 #include "test_queue_killed.moc"

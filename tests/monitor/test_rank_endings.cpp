@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "exit_record.h"
+#include "qt_test_main.h"
 #include "rank_endings.h"
 #include "run_directory.h"
 
@@ -118,5 +119,5 @@ class TestRankEndings : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRankEndings)
+DDPDESK_TEST_GUILESS_MAIN(TestRankEndings)
 #include "test_rank_endings.moc"

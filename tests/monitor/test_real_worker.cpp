@@ -13,6 +13,7 @@
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
 
@@ -161,5 +162,5 @@ class TestRealWorker : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRealWorker)
+DDPDESK_TEST_GUILESS_MAIN(TestRealWorker)
 #include "test_real_worker.moc"

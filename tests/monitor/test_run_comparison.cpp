@@ -9,6 +9,7 @@
 #include "compare_fixture.h"
 #include "event_writer.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "run_comparison.h"
 
 using namespace ddpdesk;
@@ -281,5 +282,5 @@ class TestRunComparison : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunComparison)
+DDPDESK_TEST_GUILESS_MAIN(TestRunComparison)
 #include "test_run_comparison.moc"

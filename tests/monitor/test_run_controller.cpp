@@ -12,6 +12,7 @@
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
 
@@ -429,5 +430,5 @@ class TestRunController : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunController)
+DDPDESK_TEST_GUILESS_MAIN(TestRunController)
 #include "test_run_controller.moc"

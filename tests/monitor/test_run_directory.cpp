@@ -5,6 +5,7 @@
 #include <QtTest>
 #include <cmath>
 
+#include "qt_test_main.h"
 #include "run_directory.h"
 
 using namespace ddpdesk;
@@ -142,5 +143,5 @@ class TestRunDirectory : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunDirectory)
+DDPDESK_TEST_GUILESS_MAIN(TestRunDirectory)
 #include "test_run_directory.moc"

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "append_bytes.h"
+#include "qt_test_main.h"
 #include "run_follower.h"
 
 using namespace ddpdesk;
@@ -239,5 +240,5 @@ class TestRunFollower : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunFollower)
+DDPDESK_TEST_GUILESS_MAIN(TestRunFollower)
 #include "test_run_follower.moc"

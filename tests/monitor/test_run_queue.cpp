@@ -15,6 +15,7 @@
 
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
 #include "run_queue.h"
@@ -317,5 +318,5 @@ class TestRunQueue : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunQueue)
+DDPDESK_TEST_GUILESS_MAIN(TestRunQueue)
 #include "test_run_queue.moc"

@@ -12,6 +12,7 @@
 
 #include "metrics_server.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "socket_dir_guard.h"
 
 using namespace ddpdesk;
@@ -115,5 +116,5 @@ class TestSocketDir : public QObject {
   }
 };
 
-QTEST_MAIN(TestSocketDir)
+DDPDESK_TEST_MAIN(TestSocketDir)
 #include "test_socket_dir.moc"

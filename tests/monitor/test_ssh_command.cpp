@@ -7,6 +7,7 @@
 #include <QTcpServer>
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "ssh_command.h"
 
 using namespace ddpdesk;
@@ -113,5 +114,5 @@ class TestSshCommand : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSshCommand)
+DDPDESK_TEST_GUILESS_MAIN(TestSshCommand)
 #include "test_ssh_command.moc"

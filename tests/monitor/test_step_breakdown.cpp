@@ -8,6 +8,7 @@
 #include "breakdown_test_util.h"
 #include "breakdown_text.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "step_breakdown.h"
 
 using namespace ddpdesk;
@@ -121,5 +122,5 @@ class TestStepBreakdown : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestStepBreakdown)
+DDPDESK_TEST_GUILESS_MAIN(TestStepBreakdown)
 #include "test_step_breakdown.moc"

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "breakdown_test_util.h"
+#include "qt_test_main.h"
 #include "straggler_detector.h"
 
 using namespace ddpdesk;
@@ -235,5 +236,5 @@ class TestStragglerDetector : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestStragglerDetector)
+DDPDESK_TEST_GUILESS_MAIN(TestStragglerDetector)
 #include "test_straggler_detector.moc"

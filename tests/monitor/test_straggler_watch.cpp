@@ -7,6 +7,7 @@
 
 #include "breakdown_test_util.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "straggler_watch.h"
 
 using namespace ddpdesk;
@@ -176,5 +177,5 @@ class TestStragglerWatch : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestStragglerWatch)
+DDPDESK_TEST_GUILESS_MAIN(TestStragglerWatch)
 #include "test_straggler_watch.moc"

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "curve_compare.h"
+#include "qt_test_main.h"
 #include "run_comparison.h"
 #include "run_directory.h"
 
@@ -124,5 +125,5 @@ class TestSweepEquivalence : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSweepEquivalence)
+DDPDESK_TEST_GUILESS_MAIN(TestSweepEquivalence)
 #include "test_sweep_equivalence.moc"

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "task_check.h"
 
 using namespace ddpdesk;
@@ -177,5 +178,5 @@ class TestTaskCheck : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTaskCheck)
+DDPDESK_TEST_GUILESS_MAIN(TestTaskCheck)
 #include "test_task_check.moc"

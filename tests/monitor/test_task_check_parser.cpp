@@ -2,6 +2,7 @@
 // with the exit code, the summary the form shows, and the flags the check is run with.
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "task_check.h"
 #include "worker_arguments.h"
 
@@ -153,5 +154,5 @@ class TestTaskCheckParser : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTaskCheckParser)
+DDPDESK_TEST_GUILESS_MAIN(TestTaskCheckParser)
 #include "test_task_check_parser.moc"

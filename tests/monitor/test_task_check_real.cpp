@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "task_check.h"
 
 using namespace ddpdesk;
@@ -98,5 +99,5 @@ class TestTaskCheckReal : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTaskCheckReal)
+DDPDESK_TEST_GUILESS_MAIN(TestTaskCheckReal)
 #include "test_task_check_real.moc"

@@ -11,6 +11,7 @@
 
 #include "event_writer.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "tensorboard_import.h"
 
 using namespace ddpdesk;
@@ -173,5 +174,5 @@ class TestTensorBoardImport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTensorBoardImport)
+DDPDESK_TEST_GUILESS_MAIN(TestTensorBoardImport)
 #include "test_tensorboard_import.moc"

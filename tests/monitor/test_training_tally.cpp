@@ -7,6 +7,7 @@
 
 #include "metrics_store.h"
 #include "progress_text.h"
+#include "qt_test_main.h"
 #include "training_tally.h"
 
 using namespace ddpdesk;
@@ -114,5 +115,5 @@ class TestTrainingTally : public QObject {
   }
 };
 
-QTEST_MAIN(TestTrainingTally)
+DDPDESK_TEST_MAIN(TestTrainingTally)
 #include "test_training_tally.moc"

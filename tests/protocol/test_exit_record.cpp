@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "exit_record.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -135,5 +136,5 @@ class TestExitRecord : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestExitRecord)
+DDPDESK_TEST_GUILESS_MAIN(TestExitRecord)
 #include "test_exit_record.moc"

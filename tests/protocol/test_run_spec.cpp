@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qt_test_main.h"
 #include "run_spec.h"
 
 using namespace ddpdesk;
@@ -178,5 +179,5 @@ class TestRunSpec : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestRunSpec)
+DDPDESK_TEST_APPLESS_MAIN(TestRunSpec)
 #include "test_run_spec.moc"

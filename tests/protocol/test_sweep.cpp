@@ -2,6 +2,7 @@
 // combinations with their reason), and one line naming the field for every bad definition.
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "sweep.h"
 
 using namespace ddpdesk;
@@ -123,5 +124,5 @@ class TestSweep : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestSweep)
+DDPDESK_TEST_APPLESS_MAIN(TestSweep)
 #include "test_sweep.moc"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "crc32c.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk::tb;
 
@@ -48,5 +49,5 @@ class TestTbCrc32c : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTbCrc32c)
+DDPDESK_TEST_GUILESS_MAIN(TestTbCrc32c)
 #include "test_tb_crc32c.moc"

@@ -13,6 +13,7 @@
 #include "event_file.h"
 #include "event_writer.h"
 #include "protobuf.h"
+#include "qt_test_main.h"
 #include "tfrecord.h"
 
 using namespace ddpdesk::tb;
@@ -243,5 +244,5 @@ class TestTbEvents : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTbEvents)
+DDPDESK_TEST_GUILESS_MAIN(TestTbEvents)
 #include "test_tb_events.moc"

@@ -14,6 +14,7 @@
 
 #include "event.h"
 #include "event_file.h"
+#include "qt_test_main.h"
 #include "tfrecord.h"
 
 using namespace ddpdesk::tb;
@@ -99,5 +100,5 @@ class TestTbPython : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTbPython)
+DDPDESK_TEST_GUILESS_MAIN(TestTbPython)
 #include "test_tb_python.moc"

@@ -7,6 +7,7 @@
 #include "crc32c.h"
 #include "event.h"
 #include "event_file.h"
+#include "qt_test_main.h"
 #include "tfrecord.h"
 
 using namespace ddpdesk::tb;
@@ -168,5 +169,5 @@ class TestTbRecord : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestTbRecord)
+DDPDESK_TEST_GUILESS_MAIN(TestTbRecord)
 #include "test_tb_record.moc"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "qt_test_main.h"
 #include "wire.h"
 
 using namespace ddpdesk::wire;
@@ -348,5 +349,5 @@ class TestWire : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestWire)
+DDPDESK_TEST_APPLESS_MAIN(TestWire)
 #include "test_wire.moc"

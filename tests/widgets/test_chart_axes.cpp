@@ -11,6 +11,7 @@
 
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "throughput_chart.h"
 
 using namespace ddpdesk;
@@ -153,5 +154,5 @@ class TestChartAxes : public QObject {
   }
 };
 
-QTEST_MAIN(TestChartAxes)
+DDPDESK_TEST_MAIN(TestChartAxes)
 #include "test_chart_axes.moc"

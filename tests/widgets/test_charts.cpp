@@ -10,6 +10,7 @@
 
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "smoothing.h"
 #include "throughput_chart.h"
 
@@ -398,5 +399,5 @@ class TestCharts : public QObject {
   }
 };
 
-QTEST_MAIN(TestCharts)
+DDPDESK_TEST_MAIN(TestCharts)
 #include "test_charts.moc"

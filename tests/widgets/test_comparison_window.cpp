@@ -20,6 +20,7 @@
 #include "event_writer.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "qt_test_main.h"
 #include "run_history.h"
 #include "throughput_chart.h"
 
@@ -235,5 +236,5 @@ class TestComparisonWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestComparisonWindow)
+DDPDESK_TEST_MAIN(TestComparisonWindow)
 #include "test_comparison_window.moc"

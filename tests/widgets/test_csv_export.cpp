@@ -5,6 +5,7 @@
 
 #include "csv_export.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -116,5 +117,5 @@ class TestCsvExport : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestCsvExport)
+DDPDESK_TEST_GUILESS_MAIN(TestCsvExport)
 #include "test_csv_export.moc"

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "device_probe.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -87,5 +88,5 @@ class TestDeviceProbe : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestDeviceProbe)
+DDPDESK_TEST_GUILESS_MAIN(TestDeviceProbe)
 #include "test_device_probe.moc"

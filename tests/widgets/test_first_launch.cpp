@@ -11,6 +11,7 @@
 
 #include "main_window.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_controls.h"
 #include "run_form.h"
 #include "spec_settings.h"
@@ -90,5 +91,5 @@ class TestFirstLaunch : public QObject {
   }
 };
 
-QTEST_MAIN(TestFirstLaunch)
+DDPDESK_TEST_MAIN(TestFirstLaunch)
 #include "test_first_launch.moc"

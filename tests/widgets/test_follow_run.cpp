@@ -13,6 +13,7 @@
 #include "loss_chart.h"
 #include "main_window.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 
 using namespace ddpdesk;
@@ -61,5 +62,5 @@ class TestFollowRun : public QObject {
   }
 };
 
-QTEST_MAIN(TestFollowRun)
+DDPDESK_TEST_MAIN(TestFollowRun)
 #include "test_follow_run.moc"

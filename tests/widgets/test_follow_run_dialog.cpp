@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "follow_run_dialog.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -41,5 +42,5 @@ class TestFollowRunDialog : public QObject {
   }
 };
 
-QTEST_MAIN(TestFollowRunDialog)
+DDPDESK_TEST_MAIN(TestFollowRunDialog)
 #include "test_follow_run_dialog.moc"

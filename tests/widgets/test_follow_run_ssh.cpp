@@ -17,6 +17,7 @@
 #include "log_view.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 
 using namespace ddpdesk;
@@ -88,5 +89,5 @@ class TestFollowRunSsh : public QObject {
   }
 };
 
-QTEST_MAIN(TestFollowRunSsh)
+DDPDESK_TEST_MAIN(TestFollowRunSsh)
 #include "test_follow_run_ssh.moc"

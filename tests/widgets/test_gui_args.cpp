@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "gui_args.h"
+#include "qt_test_main.h"
 #include "run_spec.h"
 
 using namespace ddpdesk;
@@ -31,5 +32,5 @@ class TestGuiArgs : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestGuiArgs)
+DDPDESK_TEST_GUILESS_MAIN(TestGuiArgs)
 #include "test_gui_args.moc"

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_command.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -104,5 +105,5 @@ class TestLaunchCommand : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLaunchCommand)
+DDPDESK_TEST_GUILESS_MAIN(TestLaunchCommand)
 #include "test_launch_command.moc"

@@ -7,6 +7,7 @@
 #include <qcustomplot.h>
 
 #include "lod_series.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -148,5 +149,5 @@ class TestLodSeries : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestLodSeries)
+DDPDESK_TEST_GUILESS_MAIN(TestLodSeries)
 #include "test_lod_series.moc"

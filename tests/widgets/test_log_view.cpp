@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "log_view.h"
+#include "qt_test_main.h"
 
 using namespace ddpdesk;
 
@@ -61,5 +62,5 @@ class TestLogView : public QObject {
   }
 };
 
-QTEST_MAIN(TestLogView)
+DDPDESK_TEST_MAIN(TestLogView)
 #include "test_log_view.moc"

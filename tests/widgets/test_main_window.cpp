@@ -20,6 +20,7 @@
 #include "main_window.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 #include "run_controls.h"
 #include "run_directory.h"
@@ -322,5 +323,5 @@ class TestMainWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestMainWindow)
+DDPDESK_TEST_MAIN(TestMainWindow)
 #include "test_main_window.moc"

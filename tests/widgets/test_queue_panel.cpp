@@ -18,6 +18,7 @@
 
 #include "main_window.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "queue_panel.h"
 #include "run_directory.h"
 #include "run_form.h"
@@ -216,5 +217,5 @@ class TestQueuePanel : public QObject {
   }
 };
 
-QTEST_MAIN(TestQueuePanel)
+DDPDESK_TEST_MAIN(TestQueuePanel)
 #include "test_queue_panel.moc"

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 
 using namespace ddpdesk;
@@ -110,5 +111,5 @@ class TestRankTable : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRankTable)
+DDPDESK_TEST_GUILESS_MAIN(TestRankTable)
 #include "test_rank_table.moc"

@@ -6,6 +6,7 @@
 
 #include "breakdown_test_util.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 #include "straggler_watch.h"
 
@@ -97,5 +98,5 @@ class TestRankTableBreakdown : public QObject {
   }
 };
 
-QTEST_MAIN(TestRankTableBreakdown)
+DDPDESK_TEST_MAIN(TestRankTableBreakdown)
 #include "test_rank_table_breakdown.moc"

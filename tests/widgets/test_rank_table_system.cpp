@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "rank_table.h"
 #include "system_gauges.h"
 
@@ -77,5 +78,5 @@ class TestRankTableSystem : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestRankTableSystem)
+DDPDESK_TEST_GUILESS_MAIN(TestRankTableSystem)
 #include "test_rank_table_system.moc"

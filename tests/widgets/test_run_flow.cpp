@@ -11,6 +11,7 @@
 #include "log_view.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_flow.h"
 #include "run_form.h"
 #include "run_history.h"
@@ -142,5 +143,5 @@ class TestRunFlow : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunFlow)
+DDPDESK_TEST_MAIN(TestRunFlow)
 #include "test_run_flow.moc"

@@ -10,6 +10,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include "qt_test_main.h"
 #include "run_form.h"
 #include "spec_settings.h"
 #include "worker_arguments.h"
@@ -238,5 +239,5 @@ class TestRunForm : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunForm)
+DDPDESK_TEST_MAIN(TestRunForm)
 #include "test_run_form.moc"

@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_form.h"
 #include "spec_settings.h"
 
@@ -235,5 +236,5 @@ class TestRunFormUserTask : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunFormUserTask)
+DDPDESK_TEST_MAIN(TestRunFormUserTask)
 #include "test_run_form_user_task.moc"

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "run_history.h"
 
 using namespace ddpdesk;
@@ -97,5 +98,5 @@ class TestRunHistory : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunHistory)
+DDPDESK_TEST_MAIN(TestRunHistory)
 #include "test_run_history.moc"

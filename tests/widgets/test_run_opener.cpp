@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 #include "run_opener.h"
 #include "wire.h"
@@ -105,5 +106,5 @@ class TestRunOpener : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunOpener)
+DDPDESK_TEST_MAIN(TestRunOpener)
 #include "test_run_opener.moc"

@@ -8,6 +8,7 @@
 
 #include "loss_chart.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "smoothing.h"
 
 using namespace ddpdesk;
@@ -125,5 +126,5 @@ class TestSmoothing : public QObject {
   }
 };
 
-QTEST_MAIN(TestSmoothing)
+DDPDESK_TEST_MAIN(TestSmoothing)
 #include "test_smoothing.moc"

@@ -4,6 +4,7 @@
 
 #include "breakdown_test_util.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "straggler_banner.h"
 #include "straggler_watch.h"
 
@@ -63,5 +64,5 @@ class TestStragglerBanner : public QObject {
   }
 };
 
-QTEST_MAIN(TestStragglerBanner)
+DDPDESK_TEST_MAIN(TestStragglerBanner)
 #include "test_straggler_banner.moc"

@@ -9,6 +9,7 @@
 
 #include "charts_panel.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "system_chart.h"
 #include "system_gauges.h"
 
@@ -132,5 +133,5 @@ class TestSystemChart : public QObject {
   }
 };
 
-QTEST_MAIN(TestSystemChart)
+DDPDESK_TEST_MAIN(TestSystemChart)
 #include "test_system_chart.moc"

@@ -17,6 +17,7 @@
 #include "main_window.h"
 #include "metrics_store.h"
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_directory.h"
 #include "run_history.h"
 #include "system_chart.h"
@@ -197,5 +198,5 @@ class TestTensorBoardOverlay : public QObject {
   }
 };
 
-QTEST_MAIN(TestTensorBoardOverlay)
+DDPDESK_TEST_MAIN(TestTensorBoardOverlay)
 #include "test_tensorboard_overlay.moc"

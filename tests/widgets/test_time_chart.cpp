@@ -6,6 +6,7 @@
 
 #include "breakdown_test_util.h"
 #include "metrics_store.h"
+#include "qt_test_main.h"
 #include "time_chart.h"
 
 using namespace ddpdesk;
@@ -164,5 +165,5 @@ class TestTimeChart : public QObject {
   }
 };
 
-QTEST_MAIN(TestTimeChart)
+DDPDESK_TEST_MAIN(TestTimeChart)
 #include "test_time_chart.moc"
