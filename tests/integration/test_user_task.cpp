@@ -140,7 +140,10 @@ class UserTask : public ::testing::Test {
   }
 
   void SetUp() override {
-    if (std::system((kPython + " -c 'import torch, numpy' 2>/dev/null").c_str()) != 0)
+    // Asked once per test program: importing torch costs seconds, and the answer cannot change.
+    static const bool torch_importable =
+        std::system((kPython + " -c 'import torch, numpy' 2>/dev/null").c_str()) == 0;
+    if (!torch_importable)
       GTEST_FAIL() << kPython << " cannot import torch: scripts/install-deps.sh installs "
                    << "python3-torch";
     if (root_.empty()) root_ = temp_dir("usertask");
