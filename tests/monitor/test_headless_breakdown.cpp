@@ -43,7 +43,9 @@ class TestHeadlessBreakdown : public QObject {
 
   // logInterval: steps per breakdown interval. The run without the fault averages over 20 steps
   // (about 80 ms), so one rank losing its core for a moment on a shared machine is not three
-  // slow intervals; the faulted rank is 20 ms slower per step, plain at any interval.
+  // slow intervals; the faulted rank is 20 ms slower per step, plain at any interval. 150 steps
+  // per rank: the straggler rule wants its slow intervals to span 2 s of the rank's time
+  // (StragglerOptions::minSeconds), which the faulted rank passes after about 90 steps.
   Result run(const QString& slowRank, const QString& logInterval = QStringLiteral("5")) {
     QProcessEnvironment e;
     e.insert(QStringLiteral("XDG_DATA_HOME"), data->path());
@@ -52,7 +54,7 @@ class TestHeadlessBreakdown : public QObject {
     // A crash or a timeout keeps code -1; the output still tells why.
     return runProgram(
         QStringLiteral(DDPDESK_BIN),
-        {"--headless", "--nproc", "2", "--task", "fmnist-mlp", "--dataset-size", "6400",
+        {"--headless", "--nproc", "2", "--task", "fmnist-mlp", "--dataset-size", "19200",
          "--batch-size", "64", "--log-interval", logInterval, "--epochs", "1"},
         e, kTimeout, {QStringLiteral("DDPDESK_FAULT_SLOW_RANK")});
   }
