@@ -1,8 +1,10 @@
 #include "run_spec.h"
 
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +64,15 @@ std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
   return out;
+}
+
+// Slurm names (partition, account): what sbatch takes without quoting trouble.
+std::string check_slurm_name(const std::string& name) {
+  if (name.size() > 64) return "must be at most 64 characters of letters, digits, '_', '-', '.'";
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      return "must be empty (the default) or letters, digits, '_', '-', '.'";
+  return {};
 }
 
 std::string check_tensor_name(const std::string& name) {
@@ -160,6 +171,44 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) { return json(s.target_name); },
        [](RunSpec& s, const json& v) { s.target_name = v.get<std::string>(); },
        [](const RunSpec& s) { return check_tensor_name(s.target_name); }},
+      {"launcher", Kind::Text, "local (processes on this machine) | slurm (an sbatch job)",
+       [](const RunSpec& s) { return json(s.launcher); },
+       [](RunSpec& s, const json& v) { s.launcher = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         return s.launcher == "local" || s.launcher == "slurm" ? "" : "must be local or slurm";
+       }},
+      INT_FIELD(slurm_nodes, "slurm_nodes", "slurm: nodes of the job", 1, 100000),
+      INT_FIELD(slurm_tasks_per_node, "slurm_tasks_per_node", "slurm: ranks per node", 1,
+                kMaxLocalRanks),
+      {"slurm_partition", Kind::Text, "slurm: partition (empty: the cluster's default)",
+       [](const RunSpec& s) { return json(s.slurm_partition); },
+       [](RunSpec& s, const json& v) { s.slurm_partition = v.get<std::string>(); },
+       [](const RunSpec& s) { return check_slurm_name(s.slurm_partition); }},
+      {"slurm_time", Kind::Text, "slurm: time limit, e.g. 30, 1:30:00, 2-0 (empty: the default)",
+       [](const RunSpec& s) { return json(s.slurm_time); },
+       [](RunSpec& s, const json& v) { s.slurm_time = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         return is_slurm_time(s.slurm_time)
+                    ? ""
+                    : "must be empty or minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S (sbatch --time)";
+       }},
+      {"slurm_account", Kind::Text, "slurm: account to charge (empty: your default)",
+       [](const RunSpec& s) { return json(s.slurm_account); },
+       [](RunSpec& s, const json& v) { s.slurm_account = v.get<std::string>(); },
+       [](const RunSpec& s) { return check_slurm_name(s.slurm_account); }},
+      {"slurm_extra", Kind::Text,
+       "slurm: more sbatch options, ';' between them (e.g. --qos=debug;--gres=gpu:4)",
+       [](const RunSpec& s) { return json(s.slurm_extra); },
+       [](RunSpec& s, const json& v) { s.slurm_extra = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         for (const auto& o : slurm_extra_options(s.slurm_extra)) {
+           // One #SBATCH line each: an option, and nothing a line break could smuggle in.
+           if (o.size() < 2 || o[0] != '-') return "must be sbatch options starting with '-'";
+           if (o.find('\'') != std::string::npos || o.find('"') != std::string::npos)
+             return "must not contain quotes (each option becomes one #SBATCH line)";
+         }
+         return {};
+       }},
   };
   return table;
 }
@@ -313,6 +362,36 @@ bool is_user_task_field(const std::string& key) {
          key == "input_name" || key == "target_name";
 }
 
+bool is_launcher_field(const std::string& key) {
+  return key == "launcher" || key.rfind("slurm_", 0) == 0;
+}
+
+bool is_slurm_time(const std::string& text) {
+  // [D-]H[:M[:S]] with a day part, else M, M:S or H:M:S.
+  static const std::regex with_days(R"(\d{1,4}-\d{1,2}(:\d{1,2}(:\d{1,2})?)?)");
+  static const std::regex without(R"(\d{1,7}(:\d{1,2}(:\d{1,2})?)?)");
+  return text.empty() || std::regex_match(text, with_days) || std::regex_match(text, without);
+}
+
+std::vector<std::string> slurm_extra_options(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  auto flush = [&] {
+    const auto b = item.find_first_not_of(" \t\r");
+    const auto e = item.find_last_not_of(" \t\r");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+    item.clear();
+  };
+  for (char c : text) {
+    if (c == ';' || c == '\n')
+      flush();
+    else
+      item += c;
+  }
+  flush();
+  return out;
+}
+
 std::string field_label(const std::string& key, Spelling spelling) {
   if (spelling == Spelling::JsonKey) return key;
   std::string flag = "--" + key;
@@ -364,10 +443,16 @@ std::vector<FieldError> validate(const RunSpec& spec) {
           {"train_data", "", "is required with task script: a .safetensors or torch.save file"});
   }
   if (out.empty() && spec.dataset_size > 0 &&
-      spec.dataset_size < static_cast<std::int64_t>(spec.nproc)) {
+      spec.dataset_size < static_cast<std::int64_t>(spec.world_size())) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),
-                   "must be 0 or at least nproc (" + std::to_string(spec.nproc) + ")"});
+                   std::string("must be 0 or at least ") +
+                       (spec.is_slurm() ? "the Slurm job's ranks (" : "nproc (") +
+                       std::to_string(spec.world_size()) + ")"});
   }
+  if (out.empty() && spec.is_slurm() &&
+      static_cast<std::int64_t>(spec.slurm_nodes) * spec.slurm_tasks_per_node > 1000000)
+    out.push_back({"slurm_nodes", std::to_string(spec.slurm_nodes),
+                   "times slurm_tasks_per_node must be at most 1000000 ranks"});
   return out;
 }
 

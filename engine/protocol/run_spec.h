@@ -47,9 +47,21 @@ struct RunSpec {
   std::string loss = "cross_entropy";  // cross_entropy | mse | bce | model
   std::string input_name = "inputs";
   std::string target_name = "targets";
+  // Who starts the ranks: "local" (processes on this machine, nproc of them) or "slurm" (a batch
+  // job of slurm_nodes x slurm_tasks_per_node ranks, submitted with sbatch; docs/cluster.md).
+  std::string launcher = "local";
+  int slurm_nodes = 1;
+  int slurm_tasks_per_node = 2;
+  std::string slurm_partition;  // empty: the cluster's default partition
+  std::string slurm_time;       // sbatch --time (e.g. 30, 1:00:00, 2-0); empty: the default
+  std::string slurm_account;    // empty: the user's default account
+  std::string slurm_extra;      // more sbatch options, ';' or newline between them
 
+  bool is_slurm() const { return launcher == "slurm"; }
+  // Ranks of the whole run: nproc on this machine, or every task of the Slurm job.
+  int world_size() const { return is_slurm() ? slurm_nodes * slurm_tasks_per_node : nproc; }
   std::int64_t effective_batch() const {
-    return static_cast<std::int64_t>(nproc) * batch_size * accum_steps;
+    return static_cast<std::int64_t>(world_size()) * batch_size * accum_steps;
   }
   // Whether evaluation reports an accuracy (the task's or, for "script", the loss's kind).
   bool is_classification() const;
@@ -125,5 +137,13 @@ const std::vector<std::string>& known_tasks();  // the catalog's names, in order
 const std::vector<std::string>& known_losses();
 // Fields that only the user's task reads (shown by the GUI only for it).
 bool is_user_task_field(const std::string& key);
+// Fields that say how the ranks are launched (launcher, slurm_*): the monitor reads them, the
+// worker's command line never needs them.
+bool is_launcher_field(const std::string& key);
+// sbatch's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (or empty). The one check, shared
+// by the spec and the batch-script writer's tests.
+bool is_slurm_time(const std::string& text);
+// The extra sbatch options of slurm_extra, one per item, trimmed, empty items dropped.
+std::vector<std::string> slurm_extra_options(const std::string& text);
 
 }  // namespace ddpdesk

@@ -2,11 +2,14 @@
 // RunController driving the fake worker. An invalid form is refused with the field named and
 // nothing started; a start resets the log and marks the history's active run; a failure shows
 // the failed rank's output and asks for the Log tab; a resume continues in the run's directory;
-// a second Stop kills; stopping to close says when the ranks are gone.
+// a second Stop kills; stopping to close says when the ranks are gone; a Slurm start shows the
+// batch script first and submits only on Submit.
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <QPushButton>
 
 #include "log_view.h"
 #include "metrics_store.h"
@@ -15,6 +18,7 @@
 #include "run_flow.h"
 #include "run_form.h"
 #include "run_history.h"
+#include "slurm_preview_dialog.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::test;
@@ -67,6 +71,37 @@ class TestRunFlow : public QObject {
     QVERIFY2(errors.at(0).at(0).toString().contains(QLatin1String("batch_size")),
              qPrintable(errors.at(0).at(0).toString()));
     QCOMPARE(controller->state(), State::Idle);
+  }
+
+  void aSlurmStartShowsItsScriptFirst() {
+    make({});
+    // A stand-in sbatch that refuses the job (the real Slurm runs in test_slurm_launcher).
+    QTemporaryDir bin;
+    QFile sbatch(bin.filePath("sbatch"));
+    QVERIFY(sbatch.open(QIODevice::WriteOnly));
+    sbatch.write(
+        "#!/bin/sh\necho 'sbatch: error: invalid partition specified: nope' >&2\nexit 1\n");
+    sbatch.close();
+    sbatch.setPermissions(QFile::ReadOwner | QFile::ExeOwner);
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", bin.path().toUtf8() + ":" + path);
+    RunSpec spec = fakeSpec(2);
+    spec.launcher = "slurm";
+    spec.slurm_partition = "nope";
+    spec.run_dir = home.filePath("slurm-run").toStdString();
+    form->setSpec(spec);
+    QVERIFY(flow->startFromForm());
+    QVERIFY(flow->slurmPreview());
+    QVERIFY(flow->slurmPreview()->scriptText().contains("#SBATCH --partition=nope\n"));
+    QCOMPARE(controller->state(), State::Idle);  // nothing submitted, nothing written
+    QVERIFY(!QFileInfo::exists(home.filePath("slurm-run")));
+    flow->slurmPreview()->submitButton()->click();
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Failed, kTimeout);
+    qputenv("PATH", path);
+    QVERIFY(controller->failure().rejected);
+    QCOMPARE(controller->reason(),
+             QStringLiteral("sbatch: error: invalid partition specified: nope"));
+    QVERIFY(!QFileInfo::exists(home.filePath("slurm-run")));
   }
 
   void aFailureShowsTheFailedRanksLog() {

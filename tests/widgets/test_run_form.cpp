@@ -10,6 +10,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include "form_typing.h"
 #include "qt_test_main.h"
 #include "run_form.h"
 #include "spec_settings.h"
@@ -21,11 +22,7 @@ class TestRunForm : public QObject {
   Q_OBJECT
 
   static void type(RunForm& form, const QString& key, const QString& text) {
-    auto* edit = qobject_cast<QLineEdit*>(form.editor(key));
-    QVERIFY2(edit, qPrintable(key));
-    edit->selectAll();
-    QTest::keyClick(edit, Qt::Key_Backspace);
-    QTest::keyClicks(edit, text);  // as a person types: every keystroke revalidates
+    test::typeInto(form, key, text);
   }
 
  private Q_SLOTS:

@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "form_typing.h"
 #include "monitor_test_util.h"
 #include "qt_test_main.h"
 #include "run_form.h"
@@ -30,11 +31,7 @@ class TestRunFormUserTask : public QObject {
     return writeFile(QDir(dir->path()), name, content);
   }
   static void type(RunForm& form, const QString& key, const QString& text) {
-    auto* edit = qobject_cast<QLineEdit*>(form.editor(key));
-    QVERIFY2(edit, qPrintable(key));
-    edit->selectAll();
-    QTest::keyClick(edit, Qt::Key_Backspace);
-    QTest::keyClicks(edit, text);  // every keystroke revalidates, as a person types
+    test::typeInto(form, key, text);
   }
   static QComboBox* combo(RunForm& form, const QString& key) {
     return qobject_cast<QComboBox*>(form.editor(key));

@@ -128,6 +128,11 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     progress.breakLine();
     err(QStringLiteral("warning: ") + w);
   });
+  // The Slurm job's state, a line each time it changes (pending with its reason, running, ended).
+  QObject::connect(&controller, &RunController::launcherStatusChanged, [&](const QString& text) {
+    progress.breakLine();
+    err(text);
+  });
   QObject::connect(controller.store(), &MetricsStore::updated,
                    [&] { progress.update(controller.store()->progress()); });
   // One line when a rank becomes a straggler, one when it is back in line.
@@ -168,16 +173,24 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     }
     QStringList pids;
     for (qint64 pid : controller.pids()) pids << QString::number(pid);
-    err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
-    err(QStringLiteral("started %1 rank(s) of %2, pids %3")
-            .arg(controller.worldSize())
-            .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
+    // A Slurm run says where it is once sbatch took it ("job N submitted, ..."): a refused job
+    // leaves one line and no directory.
+    if (!controller.isSlurm()) {
+      err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
+      err(QStringLiteral("started %1 rank(s) of %2, pids %3")
+              .arg(controller.worldSize())
+              .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
+    }
   }
   // A rank that fails at once can end the run before the loop starts; exit() would be lost.
   if (!RunController::isTerminal(controller.state())) QCoreApplication::exec();
 
   progress.finish(controller.store()->progress());
   if (attach && !RunController::isTerminal(controller.state())) return 128 + signalled;
+  if (controller.failure().rejected) {  // bad input Slurm found: nothing ran, nothing is left
+    err(controller.reason());
+    return 2;
+  }
   printSummary(controller, stragglers);
   switch (controller.state()) {
     case RunController::State::Finished:

@@ -8,8 +8,9 @@ namespace {
 constexpr int kProbeTimeoutMs = 60000;
 constexpr int kCheckTimeoutMs = 120000;
 
+// A Slurm job's GPUs are on its nodes: this machine's count says nothing about them.
 bool needsProbe(const RunSpec& spec) {
-  return spec.device == "cuda";
+  return spec.device == "cuda" && !spec.is_slurm();
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "rank_process.h"
 #include "run_directory.h"
 #include "run_follower.h"
+#include "slurm_job.h"
 #include "ssh_run_mirror.h"
 
 namespace ddpdesk {
@@ -90,7 +91,10 @@ RunController::~RunController() {
   grace_timer_.stop();
   drain_timer_.stop();
   server_->disconnect(this);
-  const bool active = isActive();
+  // A submitted Slurm job runs on without us (its directory can be followed again).
+  const bool active = isActive() && !slurm_;
+  if (slurm_ && isActive() && dir_)
+    dir_->logEvent(QStringLiteral("the monitor was closed; job %1 goes on").arg(slurm_->jobId()));
   // Kill every rank first, then reap them: no process of the run outlives this object.
   for (RankProcess* p : ranks_) {
     p->disconnect(this);
@@ -140,7 +144,7 @@ QString RunController::socketPath() const {
 }
 
 int RunController::worldSize() const {
-  return follower_ ? int(connected_.size()) : int(ranks_.size());
+  return follower_ || slurm_ ? int(connected_.size()) : int(ranks_.size());
 }
 
 QList<qint64> RunController::pids() const {
@@ -222,6 +226,12 @@ void RunController::resetRun(int world) {
     p->deleteLater();
   }
   ranks_.clear();
+  if (slurm_) {
+    slurm_->disconnect(this);
+    slurm_->deleteLater();
+    slurm_ = nullptr;
+  }
+  launcher_status_.clear();
   if (follower_) {
     follower_->stop();
     follower_->disconnect(this);
@@ -370,6 +380,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   if (spec.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir() &&
       QFileInfo::exists(RunDirectory::specPath(resume)))
     spec.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
+  if (spec.is_slurm()) return startSlurm(spec, program, error);
 
   auto dir = std::make_unique<RunDirectory>();
   QString err;
@@ -422,6 +433,10 @@ bool RunController::start(const RunSpec& given, QString* error) {
 void RunController::stop() {
   if (!isActive() || stop_requested_) return;
   stop_requested_ = true;
+  if (slurm_) {
+    stopSlurm(/*graceful=*/true);
+    return;
+  }
   if (follower_) {
     // A graceful stop: the ranks vote, checkpoint and write "stopped".
     if (signalFollowedRanks(SIGTERM) && (state_ == State::Starting || state_ == State::Running))
@@ -435,6 +450,10 @@ void RunController::stop() {
 void RunController::kill() {
   if (!isActive()) return;
   stop_requested_ = true;
+  if (slurm_) {
+    stopSlurm(/*graceful=*/false);
+    return;
+  }
   if (follower_) {
     signalFollowedRanks(SIGKILL);  // their pids vanish: the follower ends the run
     return;

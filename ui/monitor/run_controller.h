@@ -28,6 +28,16 @@
 // ranks on that host that die without a word are seen through its pid checks, and stop()/kill()
 // reach them with `ssh host kill -TERM/-KILL <pids>`. Until the host answers the state is
 // Starting; a host that cannot be followed emits attachFailed() and ends in Failed.
+//
+// A spec with launcher "slurm" is submitted as a batch job instead (slurm_job.h, slurm_script.h;
+// run_controller_slurm.cpp): the run directory gets spec.json and job.sbatch, `sbatch
+// --parsable` gives the job id (kept in slurm.json), and the ranks' metrics files are followed
+// as for attach(). Starting lasts while the job is pending and until every rank said hello; the
+// run ends when Slurm says the job has ended (launcherStatus() on the way: pending with its
+// reason, running on its nodes). stop() signals the job's steps with SIGTERM (graceful:
+// checkpoint, exit 0), kill() cancels the job. A refused submission (sbatch's own line) fails the
+// run with failure().rejected set and leaves no new run directory behind. Destroying the
+// controller leaves a submitted job running.
 #pragma once
 
 #include <QDateTime>
@@ -49,6 +59,8 @@ class MetricsStore;
 class RankProcess;
 class RunDirectory;
 class RunFollower;
+class SlurmJob;
+struct SlurmJobStatus;
 class SshRunMirror;
 
 class RunController : public QObject {
@@ -65,6 +77,8 @@ class RunController : public QObject {
     QString what;            // "rank 1 exited with code 3"
     QString errorMessage;    // the rank's last `error` wire message, if any
     QStringList stderrTail;  // its last stderr lines
+    QString node;            // the host it ran on (Slurm runs)
+    bool rejected = false;   // Slurm refused the job (bad input: nothing ran)
   };
 
   // One rank, as the rank table shows it.
@@ -109,7 +123,11 @@ class RunController : public QObject {
   // URL itself, and attachFailed() reports the rest.
   bool attach(const QString& runDir, QString* error = nullptr);
   bool isRemote() const { return mirror_ != nullptr; }
-  bool isAttached() const { return follower_ != nullptr; }
+  bool isAttached() const { return follower_ != nullptr && slurm_ == nullptr; }
+  bool isSlurm() const { return slurm_ != nullptr; }
+  SlurmJob* slurmJob() const { return slurm_; }
+  // "job 42 pending (Resources)", "job 42 running on node[1-2]"; empty for other launchers.
+  QString launcherStatus() const { return launcher_status_; }
   RunFollower* follower() const { return follower_; }
   // Graceful stop: SIGTERM to every rank (they agree on a step boundary, checkpoint and exit 0);
   // SIGKILL to whatever is left after the grace period.
@@ -154,6 +172,8 @@ class RunController : public QObject {
   void rankExited(int rank, const QString& how);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);
+  // The Slurm job's state changed (launcherStatus()).
+  void launcherStatusChanged(const QString& text);
   // A remote attach: the host answered and the directory is there (the spec, if any, is read).
   void remoteConnected();
   // A remote attach could not begin (one line: no ssh, host unreachable, key refused, no such
@@ -176,6 +196,13 @@ class RunController : public QObject {
   void finalizeAttached();
   std::vector<RankState> followedRanks() const;
   RunFollower* newFollower();
+  bool startSlurm(RunSpec spec, const QString& program, QString* error);
+  void onSlurmSubmitted(const QString& jobId);
+  void onSlurmRejected(const QString& line);
+  void onSlurmStatus(const SlurmJobStatus& s);
+  void finalizeSlurm(const SlurmJobStatus& s);
+  void nameFailedSlurmRank();
+  void stopSlurm(bool graceful);
   bool attachRemote(const QString& url, QString* error);
   void onRemoteConnected();
   void onRemoteFailed(const QString& why);
@@ -195,8 +222,15 @@ class RunController : public QObject {
   MetricsServer* server_;
   MetricsStore* store_;
   std::vector<RankProcess*> ranks_;
-  RunFollower* follower_ = nullptr;  // attached: the run's files, not processes of ours
-  SshRunMirror* mirror_ = nullptr;   // attached over ssh: the local mirror follower_ reads
+  RunFollower* follower_ = nullptr;  // attached or Slurm: the run's files, not processes of ours
+  SlurmJob* slurm_ = nullptr;        // the Slurm launcher's job
+  QString launcher_status_;
+  // What a refused submission puts back: the directory it created, or an earlier run's
+  // status.json and metrics/ (moved aside so its rank files are not read again).
+  bool slurm_created_dir_ = false;
+  QByteArray slurm_old_status_;
+  QString slurm_moved_metrics_;
+  SshRunMirror* mirror_ = nullptr;  // attached over ssh: the local mirror follower_ reads
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"

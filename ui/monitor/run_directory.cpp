@@ -203,7 +203,7 @@ std::optional<RunRecord> RunDirectory::readRecord(const QString& dir) {
   r.spec = parsed.spec;
   r.specValid = parsed.ok();
   r.status = readStatus(dir);
-  if (!r.status && r.specValid) r.status = statusFromExitRecords(dir, r.spec.nproc);
+  if (!r.status && r.specValid) r.status = statusFromExitRecords(dir, r.spec.world_size());
   r.created = QDateTime::fromString(r.id.left(15), QLatin1String(kStampFormat));
   if (!r.created.isValid()) r.created = QFileInfo(f).lastModified();
   r.checkpoints = findCheckpoints(dir);

@@ -4,14 +4,6 @@
 
 namespace ddpdesk {
 
-QString shellQuote(const QString& word) {
-  static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_./:=+@%,-]+$"));
-  if (safe.match(word).hasMatch()) return word;
-  QString q = word;
-  q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
-  return QLatin1Char('\'') + q + QLatin1Char('\'');
-}
-
 // The worker's words, each quoted for a shell where it needs it.
 QStringList quotedWorkerArguments(const RunSpec& spec) {
   QStringList args = workerArguments(spec);

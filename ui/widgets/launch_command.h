@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include "run_spec.h"
+#include "shell_quote.h"  // shellQuote(), which the commands use
 #include "worker_arguments.h"
 
 namespace ddpdesk {
@@ -22,8 +23,5 @@ QString torchrunCommand(const RunSpec& spec,
 // task sees all N GPUs (--gres, not --gpus-per-task) because the worker picks its device from
 // SLURM_LOCALID.
 QString srunCommand(const RunSpec& spec, const QString& worker = QStringLiteral("ddpdesk-worker"));
-
-// Quotes one word for a POSIX shell when it needs it.
-QString shellQuote(const QString& word);
 
 }  // namespace ddpdesk

@@ -69,8 +69,12 @@ double RunControls::elapsedSeconds(const RunController& c) {
 
 void RunControls::refresh(const RunController& c) {
   const RunController::State s = c.state();
-  state_->setText(
-      QStringLiteral("<b style='color:%1'>%2</b>").arg(stateColor(s), RunController::stateName(s)));
+  QString state =
+      QStringLiteral("<b style='color:%1'>%2</b>").arg(stateColor(s), RunController::stateName(s));
+  // A Slurm run: what Slurm says of its job ("job 42 pending (Resources)").
+  if (!c.launcherStatus().isEmpty())
+    state += QStringLiteral(" · ") + c.launcherStatus().toHtmlEscaped();
+  state_->setText(state);
   const double secs = elapsedSeconds(c);
   elapsed_->setText(secs < 0 ? QString() : tr("elapsed %1").arg(formatDuration(secs)));
   const RunProgress p = c.store()->progress();

@@ -7,6 +7,7 @@
 #include "run_directory.h"
 #include "run_form.h"
 #include "run_history.h"
+#include "slurm_preview_dialog.h"
 #include "spec_settings.h"
 
 namespace ddpdesk {
@@ -58,6 +59,20 @@ bool RunFlow::resume(const QString& runDir) {
 }
 
 bool RunFlow::launch(const RunSpec& spec) {
+  if (spec.is_slurm() && !submitting_) {
+    // The batch script first (nothing is written yet); Submit comes back here with the run
+    // directory the script names.
+    if (preview_) preview_->close();
+    preview_ = new SlurmPreviewDialog(spec, controller_->workerProgram(), form_->window());
+    preview_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(preview_, &SlurmPreviewDialog::submitRequested, this, [this](const RunSpec& s) {
+      submitting_ = true;
+      launch(s);
+      submitting_ = false;
+    });
+    preview_->open();
+    return true;
+  }
   QString why;
   if (!startLive(spec, &why)) {
     Q_EMIT error(tr("Could not start the run: %1").arg(why));
@@ -70,12 +85,13 @@ bool RunFlow::launch(const RunSpec& spec) {
 bool RunFlow::startLive(const RunSpec& spec, QString* why) {
   log_->clear();
   log_->clearFailure();
-  log_->setWorld(spec.nproc);
+  log_->setWorld(spec.world_size());
   if (!controller_->start(spec, why)) return false;
   Q_EMIT liveRunShown();
   history_->setActiveRun(controller_->runDirectory());
   history_->refresh();
-  Q_EMIT message(tr("Started %1 rank(s) in %2").arg(spec.nproc).arg(controller_->runDirectory()));
+  Q_EMIT message(
+      tr("Started %1 rank(s) in %2").arg(spec.world_size()).arg(controller_->runDirectory()));
   Q_EMIT stateShown();
   return true;
 }

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
 #include "run_controller.h"
+#include "slurm_preview_dialog.h"  // complete for QPointer
 
 namespace ddpdesk {
 
@@ -41,6 +43,8 @@ class RunFlow : public QObject {
   // Stops the run so that the window can close: closeWhenEnded() comes once every rank is gone.
   void stopToClose();
   bool stoppingToClose() const { return closeAfterStop_; }
+  // A Slurm spec's start (form or resume) first shows its batch script here; Submit starts it.
+  SlurmPreviewDialog* slurmPreview() const { return preview_; }
 
  Q_SIGNALS:
   void message(const QString& text);  // for the status line
@@ -59,6 +63,8 @@ class RunFlow : public QObject {
   LogView* log_;
   HistoryPanel* history_;
   bool closeAfterStop_ = false;
+  QPointer<SlurmPreviewDialog> preview_;
+  bool submitting_ = false;  // launch() called back from the preview's Submit
 };
 
 }  // namespace ddpdesk

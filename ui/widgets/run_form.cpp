@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "launcher_section.h"
 #include "spec_settings.h"
 #include "task_check_gate.h"
 
@@ -62,6 +63,13 @@ QString labelFor(const QString& key) {
       {QStringLiteral("loss"), QObject::tr("Loss")},
       {QStringLiteral("input_name"), QObject::tr("Input tensor")},
       {QStringLiteral("target_name"), QObject::tr("Target tensor")},
+      {QStringLiteral("launcher"), QObject::tr("Run on")},
+      {QStringLiteral("slurm_nodes"), QObject::tr("Nodes")},
+      {QStringLiteral("slurm_tasks_per_node"), QObject::tr("Ranks per node")},
+      {QStringLiteral("slurm_partition"), QObject::tr("Partition")},
+      {QStringLiteral("slurm_time"), QObject::tr("Time limit")},
+      {QStringLiteral("slurm_account"), QObject::tr("Account")},
+      {QStringLiteral("slurm_extra"), QObject::tr("More sbatch options")},
   };
   return labels.value(key, key);
 }
@@ -99,6 +107,8 @@ QStringList choicesFor(const QString& key) {
     for (const std::string& t : known_tasks()) out << QString::fromStdString(t);
   else if (key == QLatin1String("device"))
     out << QStringLiteral("cpu") << QStringLiteral("cuda");
+  else if (key == QLatin1String("launcher"))
+    out << QStringLiteral("local") << QStringLiteral("slurm");
   else if (key == QLatin1String("loss"))
     for (const std::string& l : known_losses()) out << QString::fromStdString(l);
   return out;
@@ -146,6 +156,7 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
   top->addWidget(presetButton_);
   outer->addLayout(top);
 
+  launcher_ = new LauncherSection(this);
   auto* basic = basic_ = new QFormLayout();
   basic->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   auto* advancedBox = new QWidget(this);
@@ -160,7 +171,10 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
     const QString& key = order[i];
     QWidget* field = makeRow(key, help.value(key));
     const bool user = isUserTaskKey(key);
-    (basicKeys().contains(key) || user ? basic : advanced)->addRow(rows_.back().label, field);
+    if (LauncherSection::holds(key))
+      launcher_->addRow(key, rows_.back().label, field);
+    else
+      (basicKeys().contains(key) || user ? basic : advanced)->addRow(rows_.back().label, field);
     // The check's summary goes right under the last user-task row.
     if (user && (i + 1 == order.size() || !isUserTaskKey(order[i + 1]))) {
       checkLabel_ = new QLabel(this);
@@ -172,6 +186,7 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
     }
   }
   outer->addLayout(basic);
+  outer->addWidget(launcher_);
 
   batchLabel_ = new QLabel(this);
   batchLabel_->setToolTip(
@@ -366,7 +381,8 @@ void RunForm::revalidate() {
   }
   pending_.clear();
   // The one rule only this machine knows: how many GPUs there are.
-  if (s.device == "cuda" && !errors.contains(QStringLiteral("device"))) {
+  // (A Slurm job's GPUs are on its nodes, not here.)
+  if (s.device == "cuda" && !s.is_slurm() && !errors.contains(QStringLiteral("device"))) {
     if (probe_.status == ProbeResult::Status::Pending) {
       errors.insert(QStringLiteral("device"),
                     tr("waiting for ddpdesk-worker --probe to count GPUs"));
@@ -396,10 +412,18 @@ void RunForm::revalidate() {
   // A problem in a collapsed section must not be invisible.
   if (advancedError) advancedToggle_->setChecked(true);
   showUserTaskRows(s);
+  bool slurmProblem = false;
+  for (auto it = errors.cbegin(); it != errors.cend(); ++it)
+    slurmProblem = slurmProblem || (LauncherSection::holds(it.key()) && it.key() != "launcher");
+  launcher_->showFor(s.is_slurm(), slurmProblem);
+  // A Slurm job's ranks are its nodes × ranks per node; the local process count does not apply.
+  if (const Row* r = row(QStringLiteral("nproc"))) basic_->setRowVisible(r->box, !s.is_slurm());
   updateHints();
-  const bool batchOk = !errors.contains(QStringLiteral("nproc")) &&
-                       !errors.contains(QStringLiteral("batch_size")) &&
-                       !errors.contains(QStringLiteral("accum_steps"));
+  const bool batchOk =
+      !errors.contains(QString::fromLatin1(s.is_slurm() ? "slurm_nodes" : "nproc")) &&
+      !errors.contains(QStringLiteral("slurm_tasks_per_node")) &&
+      !errors.contains(QStringLiteral("batch_size")) &&
+      !errors.contains(QStringLiteral("accum_steps"));
   batchLabel_->setText(batchOk ? tr("Effective global batch: <b>%1</b>").arg(effectiveBatchText())
                                : tr("Effective global batch: —"));
   Q_EMIT specChanged();
@@ -490,7 +514,7 @@ const TaskCheckResult& RunForm::taskCheck() const {
 
 QString RunForm::effectiveBatchText() const {
   return QStringLiteral("%1 × %2 × %3 = %4")
-      .arg(spec_.nproc)
+      .arg(spec_.world_size())
       .arg(spec_.batch_size)
       .arg(spec_.accum_steps)
       .arg(spec_.effective_batch());

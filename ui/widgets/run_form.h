@@ -28,6 +28,7 @@ class QWidget;
 
 namespace ddpdesk {
 
+class LauncherSection;
 class TaskCheckGate;
 
 class RunForm : public QWidget {
@@ -60,6 +61,8 @@ class RunForm : public QWidget {
   const TaskCheckResult& taskCheck() const;
   // The line under the user-task rows: the check's summary when it passed.
   QLabel* taskCheckLabel() const { return checkLabel_; }
+  // The launcher box (local or Slurm, and the Slurm job's fields).
+  LauncherSection* launcherSection() const { return launcher_; }
   // Whether a field's row is shown (the user-task rows only for tasks with user files).
   bool isFieldShown(const QString& key) const;
 
@@ -114,6 +117,7 @@ class RunForm : public QWidget {
   QToolButton* presetButton_ = nullptr;
   QToolButton* advancedToggle_ = nullptr;
   QFormLayout* basic_ = nullptr;
+  LauncherSection* launcher_ = nullptr;
   TaskCheckGate* gate_ = nullptr;
   QLabel* checkLabel_ = nullptr;
 };

@@ -67,7 +67,7 @@ QVariant RunHistoryModel::data(const QModelIndex& index, int role) const {
       return r->specValid ? QString::fromStdString(r->spec.task + " / " + r->spec.device)
                           : QString();
     case Ranks:
-      return r->specValid ? QVariant(r->spec.nproc) : QVariant();
+      return r->specValid ? QVariant(r->spec.world_size()) : QVariant();
     case Batch:
       return r->specValid ? QVariant(qlonglong(r->spec.effective_batch())) : QVariant();
     case State:

@@ -1,0 +1,128 @@
+// RunController's Slurm launcher against stand-in sbatch/squeue/scontrol/scancel scripts (the
+// real Slurm runs in tests/slurm/test_slurm_launcher.sh, where it is installed): a refused
+// submission leaves one line and no run directory; a submitted job's state comes from squeue,
+// then scontrol once squeue forgets it; Stop on a pending job cancels it (scancel without a
+// signal), and the run ends Stopped with slurm.json naming the job.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "monitor_test_util.h"
+#include "run_controller.h"
+#include "run_directory.h"
+#include "slurm_job.h"
+
+using namespace ddpdesk;
+using State = RunController::State;
+
+class TestSlurmController : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp;
+  QByteArray savedPath = qgetenv("PATH");
+
+  // A stand-in tool in tmp/bin: logs its arguments to tmp/calls, then runs `body`.
+  void tool(const QString& name, const QString& body) {
+    QDir().mkpath(tmp.filePath("bin"));
+    QFile f(tmp.filePath("bin/" + name));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QStringLiteral("#!/bin/sh\necho \"%1 $*\" >>'%2'\n%3\n")
+                .arg(name, tmp.filePath("calls"), body)
+                .toUtf8());
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+  }
+  QString calls() const {
+    QFile f(tmp.filePath("calls"));
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+  }
+  RunSpec spec(const QString& dir) const {
+    RunSpec s;
+    s.launcher = "slurm";
+    s.slurm_nodes = 1;
+    s.slurm_tasks_per_node = 2;
+    s.run_dir = tmp.filePath(dir).toStdString();
+    return s;
+  }
+
+ private Q_SLOTS:
+  void init() {
+    QDir(tmp.filePath("bin")).removeRecursively();
+    QFile::remove(tmp.filePath("calls"));
+    qputenv("PATH", (tmp.filePath("bin") + ":" + savedPath).toUtf8());
+  }
+  void cleanupTestCase() { qputenv("PATH", savedPath); }
+
+  void refusedJobLeavesNothing() {
+    tool("sbatch",
+         "echo 'sbatch: error: Batch job submission failed: Invalid account or "
+         "account/partition combination specified' >&2; exit 1");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QString error;
+    QVERIFY2(c.start(spec("refused"), &error), qPrintable(error));
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Failed, 30000);
+    QVERIFY(c.failure().rejected);
+    QCOMPARE(c.reason(),
+             QStringLiteral("sbatch: error: Batch job submission failed: Invalid account or "
+                            "account/partition combination specified"));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("refused")));
+    QVERIFY(calls().startsWith("sbatch --parsable --chdir=" + tmp.filePath("refused") + " " +
+                               tmp.filePath("refused/job.sbatch")));
+  }
+
+  void pendingJobStoppedIsCancelled() {
+    tool("sbatch", "echo '4242;cluster'");
+    // Pending until scancel ran; then gone from the queue, and scontrol tells the ending.
+    tool("squeue", QStringLiteral("grep -q scancel '%1' || echo 'PENDING|Priority|'")
+                       .arg(tmp.filePath("calls")));
+    tool("scontrol",
+         "echo 'JobId=4242 JobName=x'; echo '   JobState=CANCELLED Reason=None ExitCode=0:0'");
+    tool("scancel", "exit 0");
+    tool("sacct", "echo 'sacct: error: accounting storage is disabled' >&2; exit 1");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QSignalSpy status(&c, &RunController::launcherStatusChanged);
+    QString error;
+    QVERIFY2(c.start(spec("pending"), &error), qPrintable(error));
+    c.slurmJob()->setPollInterval(100);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4242 pending (Priority)"),
+                              30000);
+    QCOMPARE(c.state(), State::Starting);
+    const QJsonObject record = [&] {
+      QFile f(tmp.filePath("pending/slurm.json"));
+      return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object()
+                                         : QJsonObject();
+    }();
+    QCOMPARE(record.value("job_id").toString(), QStringLiteral("4242"));
+    QVERIFY(QFileInfo::exists(tmp.filePath("pending/job.sbatch")));
+    c.stop();
+    QCOMPARE(c.state(), State::Stopping);
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
+    QVERIFY2(calls().contains("\nscancel 4242\n"), qPrintable(calls()));  // pending: no --signal
+    QVERIFY2(c.reason().contains("job 4242 was cancelled by the user"), qPrintable(c.reason()));
+    QVERIFY(calls().contains("scontrol show job 4242"));
+    const auto st = RunDirectory::readStatus(tmp.filePath("pending"));
+    QVERIFY(st);
+    QCOMPARE(st->state, QStringLiteral("Stopped"));
+  }
+
+  void missingSbatchIsOneLine() {
+    qputenv("PATH", tmp.filePath("nothing-here").toUtf8());
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QString error;
+    QVERIFY(c.start(spec("no-sbatch"), &error));
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Failed, 30000);
+    QVERIFY(c.failure().rejected);
+    QCOMPARE(c.reason(),
+             QStringLiteral("sbatch could not be run: not found on PATH or not executable"));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("no-sbatch")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSlurmController)
+#include "test_slurm_controller.moc"

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Under a real Slurm (started by with_slurm.sh): `ddpdesk --headless --launcher slurm` submits a
+# two-task CPU fmnist-mlp job with sbatch, follows it live, stops it gracefully (Ctrl+C:
+# scancel --signal=TERM, the ranks checkpoint and exit 0), resumes it as a new job from the
+# checkpoint (its last parameters bitwise those of an uninterrupted local run), names the rank of
+# a job whose rank dies with its node and output tail, and refuses bad input in one line with
+# exit 2 and no run directory left: sbatch missing, a partition the cluster lacks, a bad time.
+#   with_slurm.sh tests/slurm/test_slurm_launcher.sh WORKER DDPDESK
+set -uo pipefail
+worker=$1
+ddpdesk=$2
+# The dying rank and the slowed rank are the worker's test-only faults (docs/environment.md).
+[ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] || { echo "skipped: the worker was built without test faults"; exit 77; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d /tmp/ddpdesk-slurm-launcher-XXXXXX)
+dd_pid=
+cleanup() {
+  [ -n "$dd_pid" ] && kill -9 "$dd_pid" 2>/dev/null
+  scancel --user="$(id -un)" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export OMP_NUM_THREADS=1 DDPDESK_DEBUG_STEPS=1 XDG_DATA_HOME=$tmp/xdg
+unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_COMM DDPDESK_MONITOR
+spec=(--task fmnist-mlp --dataset-size 3200 --epochs 1 --batch-size 16 --accum-steps 2
+  --log-interval 1 --system-interval 0)
+slurm=(--launcher slurm --slurm-nodes 1 --slurm-tasks-per-node 2)
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# Steps of a metrics file: "step param_hash" per line.
+steps() {
+  /usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("type") == "step": print(m["step"], m.get("param_hash", ""))' "$1" 2>/dev/null
+}
+no_rank_left() {  # no worker of this test's runs is alive
+  if pgrep -f "$tmp/" >/dev/null; then bad "$1: processes left: $(pgrep -af "$tmp/" | head -3)"; fi
+}
+
+# The reference: the same spec, uninterrupted, launched locally.
+t0=$SECONDS
+"$root/scripts/launch-local.sh" 2 "$worker" "${spec[@]}" --run-dir "$tmp/local" >"$tmp/local.log" 2>&1 ||
+  { echo "FAIL: the local reference run failed"; tail -n 15 "$tmp/local.log"; exit 1; }
+reference=$(steps "$tmp/local/metrics/rank-0.jsonl" | tail -n 1)
+[ -n "$reference" ] || { echo "FAIL: no steps in the local run"; exit 1; }
+echo "reference: step/hash $reference ($((SECONDS - t0)) s)"
+
+# 1. Submit, watch live, stop gracefully. Rank 0 is slowed (40 ms per micro-step) so the stop
+#    lands mid-run.
+run=$tmp/run
+DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" --slurm-time 5 \
+  --run-dir "$run" >"$tmp/first.out" 2>"$tmp/first.err" &
+dd_pid=$!
+live=0
+for _ in $(seq 600); do
+  n=$(steps "$run/metrics/rank-0.jsonl" | wc -l)
+  if [ "$n" -ge 5 ]; then
+    # Steps arrived while Slurm still calls the job running.
+    job=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job_id"])' "$run/slurm.json" 2>/dev/null)
+    [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ] && live=1
+    break
+  fi
+  kill -0 "$dd_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ "$live" -eq 1 ] || bad "no steps arrived while the job was running"
+kill -INT "$dd_pid"
+wait "$dd_pid"
+rc=$?
+dd_pid=
+[ "$rc" -eq 130 ] || { bad "stopped run exited $rc, expected 130"; tail -n 20 "$tmp/first.err"; }
+grep -q "^#SBATCH --ntasks-per-node=2" "$run/job.sbatch" || bad "no job.sbatch with --ntasks-per-node=2"
+grep -q "^#SBATCH --time=5$" "$run/job.sbatch" || bad "no --time=5 in job.sbatch"
+grep -q "job $job submitted: batch script $run/job.sbatch" "$tmp/first.err" || bad "no 'job $job submitted' line"
+grep -q "job $job running on " "$tmp/first.err" || { bad "no 'job $job running on' line"; cat "$tmp/first.err"; }
+grep -q '"state": "Stopped"' "$run/status.json" || bad "status.json is not Stopped: $(cat "$run/status.json")"
+ls "$run"/checkpoints/step-*.pt >/dev/null 2>&1 || bad "no checkpoint after the stop"
+for r in 0 1; do
+  grep -q '"outcome": *"stopped"' "$run/rank-$r.exit.json" 2>/dev/null ||
+    bad "rank $r did not exit as stopped: $(cat "$run/rank-$r.exit.json" 2>/dev/null)"
+done
+stopped_at=$(steps "$run/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)
+[ "${stopped_at:-50}" -lt 50 ] || bad "the stop came after the last step ($stopped_at)"
+no_rank_left "after the stop"
+echo "stopped job $job at step $stopped_at"
+
+# 2. Resume: a new job from the checkpoint, in the same directory.
+timeout 120 "$ddpdesk" --headless --resume "$run" >"$tmp/second.out" 2>"$tmp/second.err"
+rc=$?
+[ "$rc" -eq 0 ] || { bad "resumed run exited $rc"; tail -n 20 "$tmp/second.err"; }
+job2=$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["job_id"], *d["earlier_jobs"])' "$run/slurm.json")
+[ "${job2% *}" != "$job" ] && [ "${job2#* }" = "$job" ] ||
+  bad "slurm.json does not name a new job after $job: $job2"
+first=$(steps "$run/metrics/rank-0.jsonl" | head -n 1 | cut -d' ' -f1)
+last=$(steps "$run/metrics/rank-0.jsonl" | tail -n 1)
+[ "$first" = "$((stopped_at + 1))" ] || bad "the resumed job began at step $first, not $((stopped_at + 1))"
+[ "$last" = "$reference" ] || bad "resumed run ended at '$last', the uninterrupted one at '$reference'"
+grep -q "^finished after" "$tmp/second.out" || bad "no 'finished' summary after the resume"
+no_rank_left "after the resume"
+echo "resumed as job ${job2% *}: steps $first.. end bitwise at '$last'"
+
+# 3. A rank dies (SIGKILL while writing step 3's checkpoint): failed, the rank named with its
+#    node and its output's last lines.
+DDPDESK_FAULT_KILL_IN_CHECKPOINT=3 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+  --checkpoint-every 3 --run-dir "$tmp/dies" >"$tmp/dies.out" 2>"$tmp/dies.err"
+rc=$?
+[ "$rc" -eq 1 ] || bad "the run whose rank died exited $rc, expected 1"
+node=$(hostname -s)
+grep -q "run failed: rank 0 on $node" "$tmp/dies.err" ||
+  { bad "rank 0 on $node not named"; tail -n 20 "$tmp/dies.err"; }
+grep -q "last lines of rank 0's output" "$tmp/dies.err" || bad "no output tail of rank 0"
+grep -q '"state": "Failed"' "$tmp/dies/status.json" || bad "status.json of the dead rank's run is not Failed"
+no_rank_left "after the rank died"
+echo "a dying rank: $(grep -m1 "run failed" "$tmp/dies.err")"
+
+# 4. Bad input: one line, exit 2, no run directory.
+bad_input() {  # name expected-text command...
+  local name=$1 want=$2; shift 2
+  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$? lines
+  lines=$(wc -l <"$tmp/$name.err")
+  [ "$rc" -eq 2 ] || bad "$name: exit $rc, expected 2"
+  grep -q -- "$want" "$tmp/$name.err" || bad "$name: no '$want' in: $(cat "$tmp/$name.err")"
+  [ "$lines" -eq 1 ] || bad "$name: $lines lines of errors: $(cat "$tmp/$name.err")"
+  [ ! -e "$tmp/$name" ] || bad "$name: the run directory was left behind"
+  [ -z "$(ls -A "$XDG_DATA_HOME/ddpdesk/runs" 2>/dev/null)" ] || bad "$name: a run directory appeared under runs/"
+  echo "ok $name: $(tail -n 1 "$tmp/$name.err")"
+}
+bad_input no-sbatch "sbatch could not be run" env PATH=/nonexistent "$ddpdesk" --headless "${spec[@]}" \
+  "${slurm[@]}" --run-dir "$tmp/no-sbatch"
+bad_input bad-partition "partition" "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+  --slurm-partition nosuchpartition --run-dir "$tmp/bad-partition"
+bad_input bad-time "invalid --slurm-time '1:2:3:4'" "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+  --slurm-time 1:2:3:4 --run-dir "$tmp/bad-time"
+no_rank_left "at the end"
+[ -z "$(squeue -h 2>/dev/null)" ] || bad "jobs left in the queue: $(squeue -h)"
+exit $fail

@@ -1,0 +1,152 @@
+#include "slurm_job.h"
+
+#include <QFileInfo>
+
+#include "cluster_command.h"
+
+namespace ddpdesk {
+namespace {
+
+// A job neither squeue, scontrol nor sacct knows for this many polls in a row is given up on.
+constexpr int kLostPolls = 5;
+
+}  // namespace
+
+SlurmJob::SlurmJob(QObject* parent) : QObject(parent), commands_(new ClusterCommand(this)) {
+  poll_.setInterval(1000);
+  connect(&poll_, &QTimer::timeout, this, &SlurmJob::poll);
+}
+
+SlurmJob::~SlurmJob() = default;
+
+void SlurmJob::submit(const QString& scriptPath) {
+  const QFileInfo script(scriptPath);
+  // --chdir: the run directory, so relative paths in extra options mean what they say there.
+  commands_->run({QStringLiteral("sbatch"), QStringLiteral("--parsable"),
+                  QStringLiteral("--chdir=") + script.absolutePath(), script.absoluteFilePath()},
+                 [this](const ClusterCommand::Result& r) {
+                   // --parsable: "ID" or "ID;cluster".
+                   const QString id =
+                       QString::fromLocal8Bit(r.out).trimmed().section(QLatin1Char(';'), 0, 0);
+                   bool numeric = false;
+                   id.toLongLong(&numeric);
+                   if (!r.ok() || !numeric) {
+                     Q_EMIT submitFailed(r.ok() ? QStringLiteral("sbatch printed no job id: '%1'")
+                                                      .arg(QString::fromLocal8Bit(r.out).trimmed())
+                                         : r.problem().startsWith(QLatin1String("sbatch"))
+                                             ? r.problem()
+                                             : QStringLiteral("sbatch: ") + r.problem());
+                     return;
+                   }
+                   Q_EMIT submitted(id);
+                   track(id);
+                 });
+}
+
+void SlurmJob::track(const QString& jobId) {
+  id_ = jobId;
+  ended_ = false;
+  known_ = false;
+  lost_polls_ = 0;
+  status_ = SlurmJobStatus();
+  poll();
+  poll_.start();
+}
+
+void SlurmJob::poll() {
+  if (querying_ || ended_ || id_.isEmpty()) return;
+  querying_ = true;
+  commands_->run({QStringLiteral("squeue"), QStringLiteral("-h"), QStringLiteral("-j"), id_,
+                  QStringLiteral("-o"), QStringLiteral("%T|%r|%N")},
+                 [this](const ClusterCommand::Result& r) {
+                   const auto s = parseSqueue(QString::fromLocal8Bit(r.out));
+                   // Listed and not ended: that is all. Ended or not listed (squeue says
+                   // "Invalid job id" for a job slurmctld forgot): ask what became of it.
+                   if (r.ok() && s && !s->ended()) {
+                     querying_ = false;
+                     lost_polls_ = 0;
+                     update(*s, QStringLiteral("squeue"));
+                     return;
+                   }
+                   if (!r.started || r.timedOut) {
+                     querying_ = false;
+                     Q_EMIT warning(r.problem());
+                     return;
+                   }
+                   askAfterQueue();
+                 });
+}
+
+void SlurmJob::askAfterQueue() {
+  commands_->run({QStringLiteral("scontrol"), QStringLiteral("show"), QStringLiteral("job"), id_},
+                 [this](const ClusterCommand::Result& r) {
+                   const auto s =
+                       r.ok() ? parseScontrolJob(QString::fromLocal8Bit(r.out)) : std::nullopt;
+                   if (!s) {
+                     askSacct();
+                     return;
+                   }
+                   querying_ = false;
+                   update(*s, QStringLiteral("scontrol"));
+                 });
+}
+
+void SlurmJob::askSacct() {
+  commands_->run(
+      {QStringLiteral("sacct"), QStringLiteral("-n"), QStringLiteral("-X"), QStringLiteral("-P"),
+       QStringLiteral("-j"), id_, QStringLiteral("-o"), QStringLiteral("State,ExitCode,NodeList")},
+      [this](const ClusterCommand::Result& r) {
+        querying_ = false;
+        const auto s = r.ok() ? parseSacct(QString::fromLocal8Bit(r.out)) : std::nullopt;
+        if (s) {
+          update(*s, QStringLiteral("sacct"));
+          return;
+        }
+        // Not yet visible (just submitted) or forgotten everywhere.
+        if (++lost_polls_ < kLostPolls) return;
+        SlurmJobStatus lost;
+        lost.state = SlurmJobStatus::State::Failed;
+        lost.slurmState = QStringLiteral("UNKNOWN");
+        lost.reason = QStringLiteral(
+                          "job %1 left the queue and neither scontrol nor sacct "
+                          "knows how it ended (sacct: %2)")
+                          .arg(id_, r.problem());
+        update(lost, QStringLiteral("none"));
+      });
+}
+
+void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
+  const bool changed = !known_ || s.state != status_.state || s.reason != status_.reason ||
+                       s.nodes != status_.nodes || s.slurmState != status_.slurmState;
+  known_ = true;
+  status_ = s;
+  if (changed) Q_EMIT statusChanged(status_);
+  if (s.ended() && !ended_) {
+    ended_ = true;
+    end_source_ = source;
+    poll_.stop();
+    Q_EMIT ended(status_);
+  }
+}
+
+void SlurmJob::stop() {
+  if (id_.isEmpty() || ended_) return;
+  // Pending (or not seen running yet): nothing runs that could checkpoint, so it is simply
+  // taken out of the queue; a signal would reach no step and leave it queued.
+  QStringList argv = {QStringLiteral("scancel")};
+  if (known_ && status_.state != SlurmJobStatus::State::Pending)
+    argv << QStringLiteral("--signal=TERM");
+  argv << id_;
+  commands_->run(argv, [this](const ClusterCommand::Result& r) {
+    if (!r.ok()) Q_EMIT warning(QStringLiteral("scancel: ") + r.problem());
+  });
+}
+
+void SlurmJob::cancel() {
+  if (id_.isEmpty() || ended_) return;
+  commands_->run({QStringLiteral("scancel"), id_}, [this](const ClusterCommand::Result& r) {
+    if (!r.ok()) Q_EMIT warning(QStringLiteral("scancel: ") + r.problem());
+  });
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,28 @@
+// The batch script ddpdesk submits for a run with launcher "slurm": pure text, no I/O.
+//   #!/bin/bash
+//   #SBATCH --job-name=ddpdesk-<name or task>
+//   #SBATCH --nodes=N / --ntasks-per-node=T / [--partition, --time, --account]
+//   #SBATCH --output=<run_dir>/slurm-%j.out       (the batch shell's own output)
+//   #SBATCH <each slurm_extra option>
+//   srun --kill-on-bad-exit=1 --output=<run_dir>/rank-%t.log <worker> --config <run_dir>/spec.json
+//        --run-dir <run_dir> [--resume X]
+// srun's --output with %t gives every rank its own file (stderr follows stdout there when no
+// --error is given), so a failed rank's last lines can be shown; --kill-on-bad-exit ends the
+// others when one fails instead of leaving them waiting in a collective.
+#pragma once
+
+#include <QString>
+
+#include "run_spec.h"
+
+namespace ddpdesk {
+
+// `spec` as validated; `runDir` and `worker` absolute (every node must see them: a shared file
+// system); `resume` empty or what --resume gets.
+QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QString& worker,
+                         const QString& resume);
+// Where the script and each rank's output go in a run directory.
+QString slurmScriptPath(const QString& runDir);                // <runDir>/job.sbatch
+QString slurmRankOutputPath(const QString& runDir, int rank);  // <runDir>/rank-N.log
+
+}  // namespace ddpdesk

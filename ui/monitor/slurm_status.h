@@ -1,0 +1,48 @@
+// What Slurm says about a job, parsed from its tools' text (pure functions, no I/O):
+//   squeue -h -j ID -o '%T|%r|%N'         while the job is in the queue (pending/running)
+//   scontrol show job ID                  after it left the queue, while slurmctld remembers it
+//                                         (MinJobAge, 300 s by default)
+//   sacct -n -X -P -j ID -o State,ExitCode,NodeList   from accounting (needs slurmdbd)
+#pragma once
+
+#include <QString>
+#include <optional>
+
+namespace ddpdesk {
+
+struct SlurmJobStatus {
+  enum class State { Pending, Running, Completed, Failed, Cancelled, TimedOut };
+  State state = State::Pending;
+  QString slurmState;  // Slurm's own word: PENDING, RUNNING, COMPLETING, NODE_FAIL, ...
+  QString reason;      // why it is pending (Resources, Priority, ...); empty or "None" otherwise
+  QString nodes;       // the node list (compressed, as Slurm prints it)
+  QString exitCode;    // "0:0" (code:signal) once it ended, when the tool says
+  bool ended() const { return state != State::Pending && state != State::Running; }
+};
+
+// Slurm's state word (any case; "CANCELLED by 0" and "CANCELLED+" as sacct prints them) to ours:
+// PENDING, CONFIGURING, REQUEUED, ... -> Pending; RUNNING, COMPLETING, SUSPENDED, ... ->
+// Running; COMPLETED; CANCELLED; TIMEOUT -> TimedOut; FAILED, NODE_FAIL, OUT_OF_MEMORY,
+// BOOT_FAIL, DEADLINE, PREEMPTED and anything unknown -> Failed. nullopt for an empty word.
+std::optional<SlurmJobStatus::State> mapSlurmState(const QString& word);
+// "pending", "running", "completed", "failed", "cancelled", "timed out".
+QString slurmStateName(SlurmJobStatus::State s);
+// One line for people: "pending (Resources)", "running on node[1-2]", "failed (exit 1:0)".
+QString describeSlurmStatus(const SlurmJobStatus& s);
+
+// nullopt when the text holds no job (empty: squeue no longer lists it).
+std::optional<SlurmJobStatus> parseSqueue(const QString& text);
+std::optional<SlurmJobStatus> parseScontrolJob(const QString& text);
+std::optional<SlurmJobStatus> parseSacct(const QString& text);
+
+// srun's word on a task that went wrong, from the batch job's output:
+//   "srun: error: node7: task 1: Exited with exit code 3" / "...: task 0: Killed"
+// The first such line (srun reports the task that failed first), nullopt when there is none.
+struct SrunTaskError {
+  QString node;
+  int task = -1;
+  QString what;  // "Exited with exit code 3", "Killed", "Segmentation fault"
+};
+std::optional<SrunTaskError> firstSrunTaskError(const QString& batchOutput);
+
+}  // namespace ddpdesk

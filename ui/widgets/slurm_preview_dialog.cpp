@@ -1,0 +1,68 @@
+#include "slurm_preview_dialog.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "run_directory.h"
+#include "slurm_script.h"
+
+namespace ddpdesk {
+
+SlurmPreviewDialog::SlurmPreviewDialog(const RunSpec& given, const QString& worker, QWidget* parent)
+    : QDialog(parent), spec_(given) {
+  setWindowTitle(tr("Submit to Slurm"));
+  setObjectName(QStringLiteral("slurm_preview"));
+  // The directory the controller will use: a resumed run's own, the spec's, or a new one.
+  const QString resume = QString::fromStdString(spec_.resume);
+  if (spec_.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir())
+    spec_.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
+  if (spec_.run_dir.empty())
+    spec_.run_dir = RunDirectory::newRunPath(spec_, QDateTime::currentDateTime()).toStdString();
+  const QString runDir = QFileInfo(QString::fromStdString(spec_.run_dir)).absoluteFilePath();
+  spec_.run_dir = runDir.toStdString();
+
+  auto* layout = new QVBoxLayout(this);
+  auto* intro = new QLabel(
+      tr("ddpdesk writes this script to <b>%1</b> and submits it with <tt>sbatch</tt>; the "
+         "job's %2 rank(s) report through the run directory.")
+          .arg(slurmScriptPath(runDir).toHtmlEscaped())
+          .arg(spec_.world_size()),
+      this);
+  intro->setWordWrap(true);
+  layout->addWidget(intro);
+  text_ = new QPlainTextEdit(slurmBatchScript(spec_, runDir, worker, resume), this);
+  text_->setObjectName(QStringLiteral("slurm_script"));
+  text_->setReadOnly(true);
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text_->setMinimumSize(640, 240);
+  layout->addWidget(text_);
+
+  auto* buttons = new QDialogButtonBox(this);
+  copy_ = buttons->addButton(tr("Copy"), QDialogButtonBox::ActionRole);
+  submit_ = buttons->addButton(tr("Submit"), QDialogButtonBox::AcceptRole);
+  buttons->addButton(QDialogButtonBox::Cancel);
+  submit_->setDefault(true);
+  layout->addWidget(buttons);
+  connect(copy_, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(text_->toPlainText()); });
+  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+    accept();
+    Q_EMIT submitRequested(spec_);
+  });
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+}
+
+QString SlurmPreviewDialog::scriptText() const {
+  return text_->toPlainText();
+}
+
+}  // namespace ddpdesk
