@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
 #include "slurm_job.h"
@@ -124,5 +125,5 @@ class TestSlurmController : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestSlurmController)
+DDPDESK_TEST_GUILESS_MAIN(TestSlurmController)
 #include "test_slurm_controller.moc"

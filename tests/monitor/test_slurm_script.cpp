@@ -2,6 +2,7 @@
 // line with each rank's output in its own file, quoting, and resume.
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "run_spec.h"
 #include "slurm_script.h"
 
@@ -73,5 +74,5 @@ class TestSlurmScript : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestSlurmScript)
+DDPDESK_TEST_APPLESS_MAIN(TestSlurmScript)
 #include "test_slurm_script.moc"

@@ -2,6 +2,7 @@
 // the state words mapped onto ddpdesk's six job states, and srun's report of a failed task.
 #include <QtTest>
 
+#include "qt_test_main.h"
 #include "slurm_status.h"
 
 using namespace ddpdesk;
@@ -106,5 +107,5 @@ class TestSlurmStatus : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestSlurmStatus)
+DDPDESK_TEST_APPLESS_MAIN(TestSlurmStatus)
 #include "test_slurm_status.moc"

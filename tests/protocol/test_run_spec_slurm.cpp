@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "qt_test_main.h"
 #include "run_spec.h"
 
 using namespace ddpdesk;
@@ -120,5 +121,5 @@ class TestRunSpecSlurm : public QObject {
   }
 };
 
-QTEST_APPLESS_MAIN(TestRunSpecSlurm)
+DDPDESK_TEST_APPLESS_MAIN(TestRunSpecSlurm)
 #include "test_run_spec_slurm.moc"

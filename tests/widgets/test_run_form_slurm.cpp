@@ -16,6 +16,7 @@
 
 #include "form_typing.h"
 #include "launcher_section.h"
+#include "qt_test_main.h"
 #include "run_form.h"
 #include "slurm_preview_dialog.h"
 
@@ -148,5 +149,5 @@ class TestRunFormSlurm : public QObject {
   }
 };
 
-QTEST_MAIN(TestRunFormSlurm)
+DDPDESK_TEST_MAIN(TestRunFormSlurm)
 #include "test_run_form_slurm.moc"
