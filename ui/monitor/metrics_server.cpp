@@ -6,7 +6,6 @@
 #include <QLocalServer>
 #include <QLocalSocket>
 #include <QStringList>
-#include <QTemporaryDir>
 #include <QTimer>
 #include <algorithm>
 #include <utility>
@@ -67,15 +66,12 @@ bool MetricsServer::listen(const QString& token, int world, QString* error) {
   // Directories left by monitors that were killed outright (SIGKILL) go first.
   const QString base = socketBaseDir();
   SocketDirGuard::sweepStale(base, QStringLiteral("ddpdesk-"));
-  dir_ = std::make_unique<QTemporaryDir>(base + QStringLiteral("/ddpdesk-XXXXXX"));
-  if (!dir_->isValid())
-    return fail(QStringLiteral("cannot create a socket directory: %1").arg(dir_->errorString()));
-  // mkdtemp already gives 0700; say it explicitly, the directory is the access control.
-  QFile::setPermissions(dir_->path(),
-                        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-  socket_path_ = dir_->path() + QStringLiteral("/metrics.sock");
   guard_ = std::make_unique<SocketDirGuard>();
-  if (QString why; !guard_->guard(dir_->path(), socket_path_, &why)) return fail(why);
+  if (QString why;
+      !guard_->create(base, QStringLiteral("ddpdesk-"), QStringLiteral("metrics.sock"), &why))
+    return fail(why);
+  dir_path_ = guard_->dir();
+  socket_path_ = dir_path_ + QStringLiteral("/metrics.sock");
   token_ = token.toUtf8();
   world_ = world;
   server_ = new QLocalServer(this);
@@ -102,8 +98,9 @@ void MetricsServer::close() {
     server_->deleteLater();
     server_ = nullptr;
   }
-  guard_.reset();  // its lock file goes first
-  dir_.reset();    // removes the socket file and the directory
+  guard_.reset();                                                 // its lock file goes first
+  if (!dir_path_.isEmpty()) QDir(dir_path_).removeRecursively();  // the socket file and the dir
+  dir_path_.clear();
   socket_path_.clear();
 }
 

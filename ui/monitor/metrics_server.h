@@ -19,7 +19,6 @@
 
 class QLocalServer;
 class QLocalSocket;
-class QTemporaryDir;
 
 namespace ddpdesk {
 class SocketDirGuard;
@@ -88,7 +87,7 @@ class MetricsServer : public QObject {
   void forget(QLocalSocket* socket);
 
   QLocalServer* server_ = nullptr;
-  std::unique_ptr<QTemporaryDir> dir_;
+  QString dir_path_;                       // the private socket directory (created by guard_)
   std::unique_ptr<SocketDirGuard> guard_;  // the directory does not outlive this process
   QString socket_path_;
   QByteArray token_;

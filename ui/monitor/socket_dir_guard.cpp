@@ -4,8 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <QDir>
 #include <QFileInfo>
+#include <QRandomGenerator>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -21,6 +24,7 @@ struct Slot {
   std::atomic<bool> used{false};
   char socket[256];
   char lock[256];
+  char lock_new[256];  // the lock file before it is renamed into place
   char dir[256];
 };
 constexpr int kSlots = 8;  // monitors alive at once in one process (tests run a few)
@@ -29,6 +33,7 @@ Slot slots[kSlots];
 void removeSlot(Slot& s) {
   ::unlink(s.socket);
   ::unlink(s.lock);
+  ::unlink(s.lock_new);
   ::rmdir(s.dir);
 }
 
@@ -68,47 +73,87 @@ bool copyPath(char (&to)[256], const QString& path) {
 
 }  // namespace
 
-bool SocketDirGuard::guard(const QString& dir, const QString& socketPath, QString* error) {
+// The handlers are installed and the directory's paths handed to them before the directory
+// exists: a signal at any moment of the set-up finds what to remove (removing what does not
+// exist yet is harmless), so no window is left in which a fatal signal leaves a directory.
+bool SocketDirGuard::create(const QString& base, const QString& prefix, const QString& socketName,
+                            QString* error) {
   release();
+  installOnce();
+  auto fail = [&](const QString& why) {
+    if (error) *error = why;
+    release();
+    return false;
+  };
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  for (int attempt = 0; attempt < 100 && dir_.isEmpty(); ++attempt) {
+    QString dir = base + QLatin1Char('/') + prefix;
+    for (int i = 0; i < 6; ++i)
+      dir += QLatin1Char(kChars[QRandomGenerator::system()->bounded(int(sizeof kChars) - 1)]);
+    const QString lock = dir + QLatin1Char('/') + QLatin1String(kLockName);
+    if (!claimSlot(dir, dir + QLatin1Char('/') + socketName, lock))
+      return fail(QStringLiteral("socket directory path too long: %1").arg(dir));
+    if (::mkdir(QFile::encodeName(dir).constData(), 0700) == 0) {
+      dir_ = dir;
+      break;
+    }
+    const int err = errno;
+    freeSlot();
+    if (err != EEXIST)
+      return fail(QStringLiteral("cannot create a socket directory in %1: %2")
+                      .arg(base, QString::fromLocal8Bit(std::strerror(err))));
+  }
+  if (dir_.isEmpty())
+    return fail(QStringLiteral("cannot create a socket directory in %1").arg(base));
   // Locked under a temporary name and renamed into place, so whenever the lock file exists it is
   // held: a sweeper can never take a directory being set up for a stale one.
-  const QString path = dir + QLatin1Char('/') + QLatin1String(kLockName);
+  const QString path = dir_ + QLatin1Char('/') + QLatin1String(kLockName);
   const QByteArray tmp = QFile::encodeName(path + QStringLiteral(".new"));
   const int fd = ::open(tmp.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 ||
       ::rename(tmp.constData(), QFile::encodeName(path).constData()) != 0) {
-    if (error)
-      *error = QStringLiteral("cannot lock the socket directory %1: %2")
-                   .arg(dir, QString::fromLocal8Bit(std::strerror(errno)));
+    const QString why = QString::fromLocal8Bit(std::strerror(errno));
     if (fd >= 0) ::close(fd);
     ::unlink(tmp.constData());
-    return false;
+    ::rmdir(QFile::encodeName(dir_).constData());
+    return fail(QStringLiteral("cannot lock the socket directory %1: %2").arg(dir_, why));
   }
   lock_fd_ = fd;
   lock_path_ = path;
-  installOnce();
-  for (int i = 0; i < kSlots; ++i) {
-    Slot& s = slots[i];
-    if (s.used.load()) continue;
-    if (!copyPath(s.socket, socketPath) || !copyPath(s.lock, path) || !copyPath(s.dir, dir)) break;
-    bool expected = false;
-    if (s.used.compare_exchange_strong(expected, true)) {
-      slot_ = i;
-      break;
-    }
-  }
   return true;
 }
 
-void SocketDirGuard::release() {
+bool SocketDirGuard::claimSlot(const QString& dir, const QString& socketPath,
+                               const QString& lockPath) {
+  for (int i = 0; i < kSlots; ++i) {
+    Slot& s = slots[i];
+    if (s.used.load()) continue;
+    if (!copyPath(s.socket, socketPath) || !copyPath(s.lock, lockPath) ||
+        !copyPath(s.lock_new, lockPath + QStringLiteral(".new")) || !copyPath(s.dir, dir))
+      return false;
+    bool expected = false;
+    if (s.used.compare_exchange_strong(expected, true)) {
+      slot_ = i;
+      return true;
+    }
+  }
+  return true;  // every slot taken (more monitors than kSlots): unguarded, swept when stale
+}
+
+void SocketDirGuard::freeSlot() {
   if (slot_ >= 0) slots[slot_].used.store(false);
   slot_ = -1;
+}
+
+void SocketDirGuard::release() {
+  freeSlot();
   if (lock_fd_ >= 0) {
     ::unlink(QFile::encodeName(lock_path_).constData());
     ::close(lock_fd_);
   }
   lock_fd_ = -1;
   lock_path_.clear();
+  dir_.clear();
 }
 
 SocketDirGuard::~SocketDirGuard() {

@@ -23,9 +23,12 @@ class SocketDirGuard {
   SocketDirGuard() = default;
   SocketDirGuard(const SocketDirGuard&) = delete;
   SocketDirGuard& operator=(const SocketDirGuard&) = delete;
-  // Takes ownership of `dir` (already created, private) that will hold `socketPath`. False when
-  // the lock cannot be taken (the directory is then not guarded; *error says why).
-  bool guard(const QString& dir, const QString& socketPath, QString* error = nullptr);
+  // Creates a private directory `base`/`prefix`XXXXXX (0700) for a socket named `socketName`
+  // and guards it. False with *error (one line) when it cannot be created or locked; nothing is
+  // left behind then.
+  bool create(const QString& base, const QString& prefix, const QString& socketName,
+              QString* error = nullptr);
+  QString dir() const { return dir_; }
   // Stops guarding: the owner removes the directory itself (MetricsServer::close()).
   void release();
   ~SocketDirGuard();
@@ -35,8 +38,12 @@ class SocketDirGuard {
   static int sweepStale(const QString& base, const QString& prefix);
 
  private:
+  bool claimSlot(const QString& dir, const QString& socketPath, const QString& lockPath);
+  void freeSlot();
+
   int lock_fd_ = -1;
   QString lock_path_;
+  QString dir_;
   int slot_ = -1;
 };
 
