@@ -61,7 +61,7 @@ class Telemetry {
   int file_ = -1;
   std::string file_buf_;
   double last_flush_ = 0;
-  bool file_async_ = false;            // the sender thread writes the file
+  bool file_async_ = false;            // a file is open; the sender thread writes it
   std::atomic<bool> file_due_{false};  // send() has buffered lines for it to write
   std::mutex file_write_mu_;           // one write of whole lines at a time, in order
   // The training clock and step as of the last message that carried them, for gauges' time and
