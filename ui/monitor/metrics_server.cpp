@@ -75,7 +75,9 @@ bool MetricsServer::listen(const QString& token, int world, QString* error) {
   token_ = token.toUtf8();
   world_ = world;
   server_ = new QLocalServer(this);
-  server_->setSocketOptions(QLocalServer::UserAccessOption);
+  // No socket options: the 0700 directory is the access control. With options, Qt binds the
+  // socket in a hidden temporary directory beside it and renames it into place, and a fatal
+  // signal in between left that directory, so the socket directory could not be removed.
   // Every rank connects at start-up at once; the default backlog (30) is below a big world.
   server_->setMaxPendingConnections(std::max(64, world + 8));
   connect(server_, &QLocalServer::newConnection, this, &MetricsServer::onNewConnection);
