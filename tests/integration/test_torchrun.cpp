@@ -1,5 +1,6 @@
 // ddpdesk-worker under Debian's torchrun (python3 -m torch.distributed.run, static rendezvous
-// with the agent's store): both ranks train and agree.
+// with the agent's store): both ranks train and agree; the user's TorchScript task trains under
+// torchrun exactly as under ddpdesk's own launch.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -9,19 +10,41 @@
 
 using namespace ddpdesk::test;
 
-TEST(Torchrun, TwoRanksUnderTorchrun) {
-  if (std::system("/usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null") != 0)
-    GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
-  const std::string dir = temp_dir("torchrun");
+namespace {
+
+bool have_torchrun() {
+  return std::system("/usr/bin/python3 -c 'import torch.distributed.run' 2>/dev/null") == 0;
+}
+
+// Runs the worker on two ranks under torchrun; `worker_args` end with a metrics file whose path
+// holds "{rank}" (the worker substitutes it). Returns the shell's status.
+int run_torchrun(const std::string& dir, const std::string& worker_args) {
   // TMPDIR: torchrun keeps its agent's logs in a torchelastic_* directory of its own under the
   // temporary directory and leaves it there; in `dir` it goes when the test's directories do.
   const std::string cmd = "cd " + dir + " && TMPDIR=" + dir +
                           " timeout 300 /usr/bin/python3 -m torch.distributed.run --redirects 2 "
                           "--tee 2 --no_python --nproc_per_node 2 --master_port " +
-                          std::to_string(free_port()) + " " + worker_path() +
-                          " --task seed --epochs 1 --dataset-size 400 --metrics-file " + dir +
-                          "/m{rank}.jsonl > " + dir + "/out.txt 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << "see " << dir << "/out.txt";
+                          std::to_string(free_port()) + " " + worker_path() + " " + worker_args +
+                          " > " + dir + "/out.txt 2>&1";
+  return std::system(cmd.c_str());
+}
+
+std::vector<double> global_losses(const std::string& metrics_file) {
+  std::vector<double> out;
+  for (const auto& s : read_messages(metrics_file, "step")) out.push_back(s["global_loss"]);
+  return out;
+}
+
+}  // namespace
+
+TEST(Torchrun, TwoRanksUnderTorchrun) {
+  if (!have_torchrun())
+    GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
+  const std::string dir = temp_dir("torchrun");
+  ASSERT_EQ(run_torchrun(dir, "--task seed --epochs 1 --dataset-size 400 --metrics-file " + dir +
+                                  "/m{rank}.jsonl"),
+            0)
+      << "see " << dir << "/out.txt";
   auto steps = read_messages(dir + "/m0.jsonl", "step");
   for (const auto& s : read_messages(dir + "/m1.jsonl", "step")) steps.push_back(s);
   ASSERT_EQ(steps.size(),
@@ -35,4 +58,40 @@ TEST(Torchrun, TwoRanksUnderTorchrun) {
     by_step[k] = s["global_loss"];
   }
   EXPECT_EQ(steps.front()["samples"], 8);
+}
+
+// The user task (a scripted model with dropout, so each rank's random stream matters) under
+// torchrun gives bit for bit the step losses of the same run launched by ddpdesk's own launcher:
+// torchrun's rank variables place every rank where the local launch does.
+TEST(Torchrun, UserTaskUnderTorchrunEqualsTheLocalLaunch) {
+  if (!have_torchrun())
+    GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
+  const std::string dir = temp_dir("torchrun-user");
+  const std::string make =
+      "/usr/bin/python3 " DDPDESK_SOURCE_DIR "/examples/make_user_task.py --out " + dir +
+      "/task --data synthetic --model small --dropout 0.2 > " + dir + "/make.txt 2>&1";
+  ASSERT_EQ(std::system(make.c_str()), 0) << "see " << dir << "/make.txt";
+  const std::vector<std::string> spec = {"--task",        "script",
+                                         "--model",       dir + "/task/model.pt",
+                                         "--train-data",  dir + "/task/train.safetensors",
+                                         "--batch-size",  "8",
+                                         "--accum-steps", "2",
+                                         "--epochs",      "1",
+                                         "--seed",        "5"};
+  std::string args;
+  for (const auto& a : spec) args += a + " ";
+  ASSERT_EQ(run_torchrun(dir, args + "--metrics-file " + dir + "/t{rank}.jsonl"), 0)
+      << "see " << dir << "/out.txt";
+
+  LaunchOptions local;
+  local.world = 2;
+  local.args = spec;
+  local.args.insert(local.args.end(), {"--metrics-file", dir + "/l{rank}.jsonl"});
+  const RankRun r = launch_ranks(local);
+  ASSERT_EQ(r.exit_codes, (std::vector<int>{0, 0})) << r.stderr_text[0] << r.stderr_text[1];
+
+  const auto under_torchrun = global_losses(dir + "/t0.jsonl");
+  ASSERT_GE(under_torchrun.size(), 5u);
+  EXPECT_EQ(under_torchrun, global_losses(dir + "/t1.jsonl"));
+  EXPECT_EQ(under_torchrun, global_losses(dir + "/l0.jsonl"));
 }
