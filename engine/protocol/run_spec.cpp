@@ -1,223 +1,25 @@
+// RunSpec's rules and conversions: apply_fields (JSON or CLI text onto a spec), validate (each
+// field's own rule from the field table, then the cross-field rules, here and nowhere else),
+// to_json, and the Slurm launcher's value checks. The field table is in run_spec_fields.cpp,
+// the task catalog in task_catalog.cpp.
 #include "run_spec.h"
 
-#include <cctype>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "run_spec_fields.h"
+
 namespace ddpdesk {
 namespace {
 
 using json = nlohmann::json;
-
-enum class Kind { Int, Real, Text, Bool };
-
-// One row per field: how to read/write it and what values are allowed. The checker returns the
-// "allowed" text when the current value is bad, or an empty string when it is fine.
-struct Field {
-  const char* key;
-  Kind kind;
-  const char* help;
-  std::function<json(const RunSpec&)> get;
-  std::function<void(RunSpec&, const json&)> set;
-  std::function<std::string(const RunSpec&)> check;
-};
-
-template <typename T>
-std::string check_range(T v, T lo, T hi, const char* what) {
-  if (v >= lo && v <= hi) return {};
-  std::ostringstream os;
-  os << "must be " << what << " from " << lo << " to " << hi;
-  return os.str();
-}
-
-std::string check_real(double v, double lo, double hi, bool lo_open) {
-  bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
-  if (ok) return {};
-  std::ostringstream os;
-  os << "must be a number " << (lo_open ? "greater than " : "from ") << lo
-     << (lo_open ? " and at most " : " to ") << hi;
-  return os.str();
-}
-
-constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
-
-#define INT_FIELD(member, key, help, lo, hi)                                                       \
-  Field {                                                                                          \
-    key, Kind::Int, help, [](const RunSpec& s) { return json(s.member); },                         \
-        [](RunSpec& s, const json& v) { s.member = v.get<decltype(RunSpec::member)>(); },          \
-        [](const RunSpec& s) { return check_range<std::int64_t>(s.member, lo, hi, "an integer"); } \
-  }
-
-#define TEXT_FIELD(member, key, help)                                       \
-  Field {                                                                   \
-    key, Kind::Text, help, [](const RunSpec& s) { return json(s.member); }, \
-        [](RunSpec& s, const json& v) { s.member = v.get<std::string>(); }, \
-        [](const RunSpec&) { return std::string(); }                        \
-  }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out;
-}
-
-// Slurm names (partition, account): what sbatch takes without quoting trouble.
-std::string check_slurm_name(const std::string& name) {
-  if (name.size() > 64) return "must be at most 64 characters of letters, digits, '_', '-', '.'";
-  for (char c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
-      return "must be empty (the default) or letters, digits, '_', '-', '.'";
-  return {};
-}
-
-std::string check_tensor_name(const std::string& name) {
-  return !name.empty() && name.size() <= 256 ? "" : "must be a tensor name of 1 to 256 characters";
-}
-
-const std::vector<Field>& fields() {
-  static const std::vector<Field> table = {
-      {"task", Kind::Text, "seed | fmnist-mlp | fmnist-cnn | script (your TorchScript model)",
-       [](const RunSpec& s) { return json(s.task); },
-       [](RunSpec& s, const json& v) { s.task = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         return find_task(s.task) ? "" : "must be one of " + join(known_tasks());
-       }},
-      {"device", Kind::Text, "cpu | cuda", [](const RunSpec& s) { return json(s.device); },
-       [](RunSpec& s, const json& v) { s.device = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         return s.device == "cpu" || s.device == "cuda" ? "" : "must be cpu or cuda";
-       }},
-      INT_FIELD(nproc, "nproc", "ranks (processes) on this machine", 1, kMaxLocalRanks),
-      INT_FIELD(batch_size, "batch_size", "samples per rank per micro-step", 1, 65536),
-      INT_FIELD(accum_steps, "accum_steps", "micro-steps per optimizer step", 1, 65536),
-      INT_FIELD(epochs, "epochs", "passes over the training set", 1, 100000),
-      {"lr", Kind::Real, "Adam learning rate", [](const RunSpec& s) { return json(s.lr); },
-       [](RunSpec& s, const json& v) { s.lr = v.get<double>(); },
-       [](const RunSpec& s) { return check_real(s.lr, 0.0, 10.0, true); }},
-      {"weight_decay", Kind::Real, "Adam L2 weight decay",
-       [](const RunSpec& s) { return json(s.weight_decay); },
-       [](RunSpec& s, const json& v) { s.weight_decay = v.get<double>(); },
-       [](const RunSpec& s) { return check_real(s.weight_decay, 0.0, 1.0, false); }},
-      INT_FIELD(seed, "seed", "seed for data, shuffling and initialisation", 0, kMaxI64),
-      INT_FIELD(dataset_size, "dataset_size",
-                "training samples (seed: generated; fmnist: first N images); 0 = task default", 0,
-                100000000),
-      INT_FIELD(log_interval, "log_interval", "optimizer steps between step messages", 1, 1000000),
-      {"run_dir", Kind::Text, "directory for checkpoints (empty: none)",
-       [](const RunSpec& s) { return json(s.run_dir); },
-       [](RunSpec& s, const json& v) { s.run_dir = v.get<std::string>(); },
-       [](const RunSpec&) { return std::string(); }},
-      {"resume", Kind::Text, "run directory or checkpoint file to continue from",
-       [](const RunSpec& s) { return json(s.resume); },
-       [](RunSpec& s, const json& v) { s.resume = v.get<std::string>(); },
-       [](const RunSpec&) { return std::string(); }},
-      {"metrics_file", Kind::Text, "JSONL file receiving every wire message of this rank",
-       [](const RunSpec& s) { return json(s.metrics_file); },
-       [](RunSpec& s, const json& v) { s.metrics_file = v.get<std::string>(); },
-       [](const RunSpec&) { return std::string(); }},
-      INT_FIELD(checkpoint_every, "checkpoint_every",
-                "optimizer steps between periodic checkpoints (0: off)", 0, 100000000),
-      {"checkpoint_minutes", Kind::Real, "minutes between periodic checkpoints (0: off)",
-       [](const RunSpec& s) { return json(s.checkpoint_minutes); },
-       [](RunSpec& s, const json& v) { s.checkpoint_minutes = v.get<double>(); },
-       [](const RunSpec& s) { return check_real(s.checkpoint_minutes, 0.0, 100000.0, false); }},
-      INT_FIELD(keep_checkpoints, "keep_checkpoints", "periodic checkpoints kept", 1, 1000),
-      {"collective_timeout", Kind::Real, "seconds a collective waits for a peer",
-       [](const RunSpec& s) { return json(s.collective_timeout); },
-       [](RunSpec& s, const json& v) { s.collective_timeout = v.get<double>(); },
-       [](const RunSpec& s) { return check_real(s.collective_timeout, 0.5, 86400.0, false); }},
-      {"system_interval", Kind::Real, "seconds between samples of CPU, memory and GPU use (0: off)",
-       [](const RunSpec& s) { return json(s.system_interval); },
-       [](RunSpec& s, const json& v) { s.system_interval = v.get<double>(); },
-       [](const RunSpec& s) -> std::string {
-         // Sampling faster than 10 Hz would cost more than it tells; 0 switches it off.
-         if (s.system_interval == 0 || check_real(s.system_interval, 0.1, 3600.0, false).empty())
-           return "";
-         return "must be 0 (off) or a number from 0.1 to 3600";
-       }},
-      {"tensorboard", Kind::Bool, "1: write TensorBoard event files into <run_dir>/tb (0: off)",
-       [](const RunSpec& s) { return json(s.tensorboard ? 1 : 0); },
-       [](RunSpec& s, const json& v) { s.tensorboard = v.get<int>() != 0; },
-       [](const RunSpec&) { return std::string(); }},
-      {"name", Kind::Text, "label for the run", [](const RunSpec& s) { return json(s.name); },
-       [](RunSpec& s, const json& v) { s.name = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         return s.name.size() <= 64 && s.name.find('/') == std::string::npos
-                    ? ""
-                    : "must be at most 64 characters without '/'";
-       }},
-      TEXT_FIELD(model, "model", "task script: TorchScript model file (torch.jit.script(m).save)"),
-      TEXT_FIELD(train_data, "train_data",
-                 "task script: training tensors (.safetensors or torch.save zip)"),
-      TEXT_FIELD(eval_data, "eval_data", "task script: validation tensors (optional)"),
-      {"loss", Kind::Text, "task script: cross_entropy | mse | bce | model (per_sample_loss)",
-       [](const RunSpec& s) { return json(s.loss); },
-       [](RunSpec& s, const json& v) { s.loss = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         for (const auto& l : known_losses())
-           if (s.loss == l) return {};
-         return "must be one of " + join(known_losses());
-       }},
-      {"input_name", Kind::Text, "task script: name of the input tensor in the data files",
-       [](const RunSpec& s) { return json(s.input_name); },
-       [](RunSpec& s, const json& v) { s.input_name = v.get<std::string>(); },
-       [](const RunSpec& s) { return check_tensor_name(s.input_name); }},
-      {"target_name", Kind::Text, "task script: name of the target tensor in the data files",
-       [](const RunSpec& s) { return json(s.target_name); },
-       [](RunSpec& s, const json& v) { s.target_name = v.get<std::string>(); },
-       [](const RunSpec& s) { return check_tensor_name(s.target_name); }},
-      {"launcher", Kind::Text, "local (processes on this machine) | slurm (an sbatch job)",
-       [](const RunSpec& s) { return json(s.launcher); },
-       [](RunSpec& s, const json& v) { s.launcher = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         return s.launcher == "local" || s.launcher == "slurm" ? "" : "must be local or slurm";
-       }},
-      INT_FIELD(slurm_nodes, "slurm_nodes", "slurm: nodes of the job", 1, 100000),
-      INT_FIELD(slurm_tasks_per_node, "slurm_tasks_per_node", "slurm: ranks per node", 1,
-                kMaxLocalRanks),
-      {"slurm_partition", Kind::Text, "slurm: partition (empty: the cluster's default)",
-       [](const RunSpec& s) { return json(s.slurm_partition); },
-       [](RunSpec& s, const json& v) { s.slurm_partition = v.get<std::string>(); },
-       [](const RunSpec& s) { return check_slurm_name(s.slurm_partition); }},
-      {"slurm_time", Kind::Text, "slurm: time limit, e.g. 30, 1:30:00, 2-0 (empty: the default)",
-       [](const RunSpec& s) { return json(s.slurm_time); },
-       [](RunSpec& s, const json& v) { s.slurm_time = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         return is_slurm_time(s.slurm_time)
-                    ? ""
-                    : "must be empty or minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S (sbatch --time)";
-       }},
-      {"slurm_account", Kind::Text, "slurm: account to charge (empty: your default)",
-       [](const RunSpec& s) { return json(s.slurm_account); },
-       [](RunSpec& s, const json& v) { s.slurm_account = v.get<std::string>(); },
-       [](const RunSpec& s) { return check_slurm_name(s.slurm_account); }},
-      {"slurm_extra", Kind::Text,
-       "slurm: more sbatch options, ';' between them (e.g. --qos=debug;--gres=gpu:4)",
-       [](const RunSpec& s) { return json(s.slurm_extra); },
-       [](RunSpec& s, const json& v) { s.slurm_extra = v.get<std::string>(); },
-       [](const RunSpec& s) -> std::string {
-         for (const auto& o : slurm_extra_options(s.slurm_extra)) {
-           // One #SBATCH line each: an option, and nothing a line break could smuggle in.
-           if (o.size() < 2 || o[0] != '-') return "must be sbatch options starting with '-'";
-           if (o.find('\'') != std::string::npos || o.find('"') != std::string::npos)
-             return "must not contain quotes (each option becomes one #SBATCH line)";
-         }
-         return {};
-       }},
-  };
-  return table;
-}
-
-const Field* find_field(const std::string& key) {
-  for (const auto& f : fields())
-    if (key == f.key) return &f;
-  return nullptr;
-}
+using spec_fields::Field;
+using spec_fields::find_field;
+using spec_fields::Kind;
 
 std::string value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -327,41 +129,6 @@ bool RunSpec::is_classification() const {
   return t && t->classification;
 }
 
-const std::vector<TaskInfo>& task_catalog() {
-  static const std::vector<TaskInfo> tasks = {
-      {"seed", "the seed script's regression: variable-length samples, masked max", false, false},
-      {"fmnist-mlp", "Fashion-MNIST, 784-512-256-10 MLP", true, false},
-      {"fmnist-cnn", "Fashion-MNIST, two conv layers + two linear", true, false},
-      {"script", "your TorchScript model on your tensor data", false, true},
-  };
-  return tasks;
-}
-
-const TaskInfo* find_task(const std::string& name) {
-  for (const auto& t : task_catalog())
-    if (name == t.name) return &t;
-  return nullptr;
-}
-
-const std::vector<std::string>& known_tasks() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& t : task_catalog()) v.push_back(t.name);
-    return v;
-  }();
-  return names;
-}
-
-const std::vector<std::string>& known_losses() {
-  static const std::vector<std::string> losses = {"cross_entropy", "mse", "bce", "model"};
-  return losses;
-}
-
-bool is_user_task_field(const std::string& key) {
-  return key == "model" || key == "train_data" || key == "eval_data" || key == "loss" ||
-         key == "input_name" || key == "target_name";
-}
-
 bool is_launcher_field(const std::string& key) {
   return key == "launcher" || key.rfind("slurm_", 0) == 0;
 }
@@ -415,7 +182,7 @@ std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& k
 
 std::vector<FieldError> validate(const RunSpec& spec) {
   std::vector<FieldError> out;
-  for (const auto& f : fields()) {
+  for (const auto& f : spec_fields::fields()) {
     auto e = validate_field(spec, f.key);
     out.insert(out.end(), e.begin(), e.end());
   }
@@ -499,7 +266,7 @@ std::vector<FieldError> apply_fields(const nlohmann::json& obj, RunSpec& spec) {
 
 nlohmann::json to_json(const RunSpec& spec) {
   json j = json::object();
-  for (const auto& f : fields()) j[f.key] = f.get(spec);
+  for (const auto& f : spec_fields::fields()) j[f.key] = f.get(spec);
   return j;
 }
 
@@ -526,7 +293,7 @@ SpecResult parse_run_spec(const std::string& text) {
 const std::vector<FieldInfo>& run_spec_fields() {
   static const std::vector<FieldInfo> infos = [] {
     std::vector<FieldInfo> v;
-    for (const auto& f : fields())
+    for (const auto& f : spec_fields::fields())
       v.push_back(
           {f.key, f.help, f.kind == Kind::Bool, f.kind == Kind::Int || f.kind == Kind::Real});
     return v;

@@ -1,0 +1,35 @@
+// The run spec's field table: one row per RunSpec field with its JSON key, kind, help line, how
+// to read and write it, and its own range/choice rule. Internal to the protocol library: only
+// run_spec.cpp (apply_fields, validate_field, to_json) and the table itself include it; callers
+// see the table through run_spec_fields() in run_spec.h.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run_spec.h"
+
+namespace ddpdesk::spec_fields {
+
+enum class Kind { Int, Real, Text, Bool };
+
+// One row per field: how to read/write it and what values are allowed. The checker returns the
+// "allowed" text when the current value is bad, or an empty string when it is fine.
+struct Field {
+  const char* key;
+  Kind kind;
+  const char* help;
+  std::function<nlohmann::json(const RunSpec&)> get;
+  std::function<void(RunSpec&, const nlohmann::json&)> set;
+  std::function<std::string(const RunSpec&)> check;
+};
+
+// Every field, in display order.
+const std::vector<Field>& fields();
+// The row of a JSON key; nullptr for a key that is no field.
+const Field* find_field(const std::string& key);
+
+}  // namespace ddpdesk::spec_fields
