@@ -1,25 +1,22 @@
 #include "run_form.h"
 
-#include <QCheckBox>
-#include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
-#include <QSpinBox>
 #include <QThread>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "field_row.h"
 #include "launcher_section.h"
 #include "spec_settings.h"
 #include "task_check_gate.h"
+#include "user_task_section.h"
 
 namespace ddpdesk {
 namespace {
@@ -35,63 +32,13 @@ const QStringList& basicKeys() {
   return keys;
 }
 
-QString labelFor(const QString& key) {
-  static const QMap<QString, QString> labels = {
-      {QStringLiteral("task"), QObject::tr("Task")},
-      {QStringLiteral("device"), QObject::tr("Device")},
-      {QStringLiteral("nproc"), QObject::tr("Processes")},
-      {QStringLiteral("batch_size"), QObject::tr("Batch size")},
-      {QStringLiteral("accum_steps"), QObject::tr("Accumulation steps")},
-      {QStringLiteral("epochs"), QObject::tr("Epochs")},
-      {QStringLiteral("lr"), QObject::tr("Learning rate")},
-      {QStringLiteral("weight_decay"), QObject::tr("Weight decay")},
-      {QStringLiteral("seed"), QObject::tr("Seed")},
-      {QStringLiteral("dataset_size"), QObject::tr("Dataset size")},
-      {QStringLiteral("log_interval"), QObject::tr("Log interval")},
-      {QStringLiteral("name"), QObject::tr("Run name")},
-      {QStringLiteral("run_dir"), QObject::tr("Run directory")},
-      {QStringLiteral("resume"), QObject::tr("Resume from")},
-      {QStringLiteral("metrics_file"), QObject::tr("Metrics file")},
-      {QStringLiteral("checkpoint_every"), QObject::tr("Checkpoint every")},
-      {QStringLiteral("keep_checkpoints"), QObject::tr("Keep checkpoints")},
-      {QStringLiteral("collective_timeout"), QObject::tr("Collective timeout (s)")},
-      {QStringLiteral("tensorboard"), QObject::tr("TensorBoard files")},
-      {QStringLiteral("system_interval"), QObject::tr("System metrics every (s)")},
-      {QStringLiteral("model"), QObject::tr("Model")},
-      {QStringLiteral("train_data"), QObject::tr("Training data")},
-      {QStringLiteral("eval_data"), QObject::tr("Validation data")},
-      {QStringLiteral("loss"), QObject::tr("Loss")},
-      {QStringLiteral("input_name"), QObject::tr("Input tensor")},
-      {QStringLiteral("target_name"), QObject::tr("Target tensor")},
-      {QStringLiteral("launcher"), QObject::tr("Run on")},
-      {QStringLiteral("slurm_nodes"), QObject::tr("Nodes")},
-      {QStringLiteral("slurm_tasks_per_node"), QObject::tr("Ranks per node")},
-      {QStringLiteral("slurm_partition"), QObject::tr("Partition")},
-      {QStringLiteral("slurm_time"), QObject::tr("Time limit")},
-      {QStringLiteral("slurm_account"), QObject::tr("Account")},
-      {QStringLiteral("slurm_extra"), QObject::tr("More sbatch options")},
-  };
-  return labels.value(key, key);
-}
-
-// A 0/1 field of the spec: a checkbox.
-bool isBooleanKey(const QString& key) {
-  for (const FieldInfo& f : run_spec_fields())
-    if (key == QLatin1String(f.key)) return f.boolean;
-  return false;
-}
-
-bool isUserTaskKey(const QString& key) {
-  return is_user_task_field(key.toStdString());
-}
-
 // Display order: the spec's field order, with the user task's rows right under the task (they
 // are what a user task is about), then the rest.
 QStringList displayOrder() {
   QStringList order;
   for (const FieldInfo& f : run_spec_fields()) {
     const QString key = QString::fromLatin1(f.key);
-    if (isUserTaskKey(key)) continue;
+    if (UserTaskSection::holds(key)) continue;
     order << key;
     if (key == QLatin1String("task"))
       for (const FieldInfo& u : run_spec_fields())
@@ -100,31 +47,6 @@ QStringList displayOrder() {
   return order;
 }
 
-// The choices of a field that has a fixed set of them (a combo box), empty for the others.
-QStringList choicesFor(const QString& key) {
-  QStringList out;
-  if (key == QLatin1String("task"))
-    for (const std::string& t : known_tasks()) out << QString::fromStdString(t);
-  else if (key == QLatin1String("device"))
-    out << QStringLiteral("cpu") << QStringLiteral("cuda");
-  else if (key == QLatin1String("launcher"))
-    out << QStringLiteral("local") << QStringLiteral("slurm");
-  else if (key == QLatin1String("loss"))
-    for (const std::string& l : known_losses()) out << QString::fromStdString(l);
-  return out;
-}
-
-// The file filter of a user-task file field; empty for other fields.
-QString openFilter(const QString& key) {
-  if (key == QLatin1String("model")) return QObject::tr("TorchScript (*.pt *.pth);;All files (*)");
-  if (key == QLatin1String("train_data") || key == QLatin1String("eval_data"))
-    return QObject::tr("Tensors (*.safetensors *.pt *.pth);;All files (*)");
-  return {};
-}
-
-const QString kErrorStyle = QStringLiteral("color: #c0392b;");
-const QString kWaitStyle = QStringLiteral("color: #666; font-style: italic;");
-
 QString jsonText(const nlohmann::json& v) {
   if (v.is_string()) return QString::fromStdString(v.get<std::string>());
   return QString::fromStdString(v.dump());
@@ -132,8 +54,8 @@ QString jsonText(const nlohmann::json& v) {
 
 }  // namespace
 
-RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(this)) {
-  connect(gate_, &TaskCheckGate::answered, this, [this] { revalidate(); });
+RunForm::RunForm(QWidget* parent) : QWidget(parent), userTask_(new UserTaskSection(this)) {
+  connect(userTask_, &UserTaskSection::answered, this, [this] { revalidate(); });
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 4, 4, 4);
 
@@ -166,24 +88,16 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
   QMap<QString, QString> help;
   for (const FieldInfo& f : run_spec_fields())
     help.insert(QString::fromLatin1(f.key), QString::fromUtf8(f.help));
-  const QStringList order = displayOrder();
-  for (int i = 0; i < order.size(); ++i) {
-    const QString& key = order[i];
-    QWidget* field = makeRow(key, help.value(key));
-    const bool user = isUserTaskKey(key);
+  for (const QString& key : displayOrder()) {
+    FieldRow* row = makeRow(key, help.value(key));
     if (LauncherSection::holds(key))
-      launcher_->addRow(key, rows_.back().label, field);
+      launcher_->addRow(key, row->label(), row);
+    else if (UserTaskSection::holds(key))
+      userTask_->addRow(row);
     else
-      (basicKeys().contains(key) || user ? basic : advanced)->addRow(rows_.back().label, field);
-    // The check's summary goes right under the last user-task row.
-    if (user && (i + 1 == order.size() || !isUserTaskKey(order[i + 1]))) {
-      checkLabel_ = new QLabel(this);
-      checkLabel_->setObjectName(QStringLiteral("task_check"));
-      checkLabel_->setWordWrap(true);
-      checkLabel_->setTextFormat(Qt::RichText);
-      checkLabel_->setStyleSheet(QStringLiteral("color: #2e6b30;"));
-      basic->addRow(checkLabel_);
-    }
+      (basicKeys().contains(key) ? basic : advanced)->addRow(row->label(), row);
+    // The user task's rows sit right under the task (they are what a user task is about).
+    if (key == QLatin1String("task")) basic->addRow(userTask_);
   }
   outer->addLayout(basic);
   outer->addWidget(launcher_);
@@ -212,148 +126,44 @@ RunForm::RunForm(QWidget* parent) : QWidget(parent), gate_(new TaskCheckGate(thi
   setSpec(RunSpec());
 }
 
-QWidget* RunForm::makeRow(const QString& key, const QString& help) {
-  Row r;
-  r.key = key;
-  r.label = new QLabel(labelFor(key), this);
-  r.label->setToolTip(help);
-  auto* box = new QWidget(this);
-  auto* v = new QVBoxLayout(box);
-  v->setContentsMargins(0, 0, 0, 0);
-  v->setSpacing(1);
-  auto* line = new QHBoxLayout();
-  line->setSpacing(2);
-
-  r.editor = makeEditor(key, box, line);
-  r.editor->setObjectName(key);
-  r.editor->setToolTip(help);
-  if (line->isEmpty()) line->addWidget(r.editor, 1);
-  v->addLayout(line);
-
-  r.error = new QLabel(box);
-  r.error->setObjectName(key + QStringLiteral("_error"));
-  r.error->setStyleSheet(kErrorStyle);
-  r.error->setWordWrap(true);
-  r.error->setVisible(false);
-  v->addWidget(r.error);
-  r.hint = new QLabel(box);
-  r.hint->setStyleSheet(QStringLiteral("color: #666;"));
-  r.hint->setWordWrap(true);
-  r.hint->setVisible(false);
-  v->addWidget(r.hint);
-  r.box = box;
-  rows_.append(r);
-  return box;
+FieldRow* RunForm::makeRow(const QString& key, const QString& help) {
+  auto* row = new FieldRow(key, help, this);
+  connect(row, &FieldRow::edited, this, [this] { revalidate(); });
+  rows_.append(row);
+  return row;
 }
 
-QWidget* RunForm::makeEditor(const QString& key, QWidget* box, QHBoxLayout* line) {
-  if (const QStringList choices = choicesFor(key); !choices.isEmpty()) {
-    auto* combo = new QComboBox(box);
-    combo->addItems(choices);
-    if (key == QLatin1String("task"))
-      for (int i = 0; i < int(task_catalog().size()); ++i)
-        combo->setItemData(i, QString::fromUtf8(task_catalog()[i].description), Qt::ToolTipRole);
-    connect(combo, &QComboBox::currentIndexChanged, this, [this] { revalidate(); });
-    return combo;
-  }
-  if (isBooleanKey(key)) {
-    auto* check = new QCheckBox(box);
-    connect(check, &QCheckBox::toggled, this, [this] { revalidate(); });
-    return check;
-  }
-  if (key == QLatin1String("nproc")) {
-    // Wider than the RunSpec allows: limits are validation messages, not clamps, so a preset
-    // asking for 0 ranks, or more GPUs than this machine has, says so instead of being changed.
-    auto* spin = new QSpinBox(box);
-    spin->setRange(0, 100000);
-    connect(spin, &QSpinBox::valueChanged, this, [this] { revalidate(); });
-    return spin;
-  }
-  auto* edit = new QLineEdit(box);
-  connect(edit, &QLineEdit::textChanged, this, [this] { revalidate(); });
-  const QString filter = openFilter(key);
-  const bool dir = key == QLatin1String("run_dir") || key == QLatin1String("resume");
-  const bool save = key == QLatin1String("metrics_file");
-  if (dir || save || !filter.isEmpty()) {
-    auto* browse = new QToolButton(box);
-    browse->setText(QStringLiteral("…"));
-    browse->setToolTip(tr("Choose…"));
-    connect(browse, &QToolButton::clicked, this, [this, edit, key, filter, dir] {
-      const QString label = labelFor(key);
-      const QString chosen = !filter.isEmpty()
-                                 ? QFileDialog::getOpenFileName(this, label, edit->text(), filter)
-                             : dir ? QFileDialog::getExistingDirectory(this, label, edit->text())
-                                   : QFileDialog::getSaveFileName(this, label, edit->text());
-      if (chosen.isEmpty()) return;
-      // Picked again (fixed on disk since?): check again even when the path is the same.
-      if (!filter.isEmpty()) gate_->recheck();
-      if (edit->text() == chosen)
-        revalidate();
-      else
-        edit->setText(chosen);
-    });
-    line->addWidget(edit, 1);
-    line->addWidget(browse);
-  }
-  if (key == QLatin1String("eval_data")) edit->setPlaceholderText(tr("optional: no validation"));
-  return edit;
-}
-
-const RunForm::Row* RunForm::row(const QString& key) const {
-  for (const Row& r : rows_)
-    if (r.key == key) return &r;
+FieldRow* RunForm::row(const QString& key) const {
+  for (FieldRow* r : rows_)
+    if (r->key() == key) return r;
   return nullptr;
 }
 
 QWidget* RunForm::editor(const QString& key) const {
-  const Row* r = row(key);
-  return r ? r->editor : nullptr;
+  const FieldRow* r = row(key);
+  return r ? r->editor() : nullptr;
 }
 
 QLabel* RunForm::errorLabel(const QString& key) const {
-  const Row* r = row(key);
-  return r ? r->error : nullptr;
+  const FieldRow* r = row(key);
+  return r ? r->error() : nullptr;
 }
 
 QString RunForm::fieldText(const QString& key) const {
-  const Row* r = row(key);
-  if (!r) return {};
-  if (auto* c = qobject_cast<QComboBox*>(r->editor)) return c->currentText();
-  if (auto* s = qobject_cast<QSpinBox*>(r->editor)) return QString::number(s->value());
-  if (auto* e = qobject_cast<QLineEdit*>(r->editor)) {
-    // The task's default dataset size is shown as a placeholder naming it, never as a bare 0.
-    if (key == QLatin1String("dataset_size") && e->text().trimmed().isEmpty())
-      return QStringLiteral("0");
-    return e->text();
-  }
-  if (auto* b = qobject_cast<QCheckBox*>(r->editor))
-    return b->isChecked() ? QStringLiteral("1") : QStringLiteral("0");
-  return {};
+  const FieldRow* r = row(key);
+  return r ? r->text() : QString();
 }
 
 void RunForm::setFieldText(const QString& key, const QString& text) {
-  const Row* r = row(key);
-  if (!r) return;
-  if (auto* c = qobject_cast<QComboBox*>(r->editor)) {
-    // A value the list does not offer (from a preset) is shown as is, with its error.
-    if (c->findText(text) < 0) c->addItem(text);
-    c->setCurrentText(text);
-  } else if (auto* s = qobject_cast<QSpinBox*>(r->editor)) {
-    s->setValue(text.toInt());
-  } else if (auto* e = qobject_cast<QLineEdit*>(r->editor)) {
-    e->setText(key == QLatin1String("dataset_size") && text == QLatin1String("0") ? QString()
-                                                                                  : text);
-  } else if (auto* b = qobject_cast<QCheckBox*>(r->editor)) {
-    b->setChecked(text == QLatin1String("1") || text == QLatin1String("true"));
-  }
+  if (FieldRow* r = row(key)) r->setText(text);
 }
 
 void RunForm::setSpec(const RunSpec& spec) {
   const nlohmann::json j = to_json(spec);
   filling_ = true;
-  for (const Row& r : rows_) {
-    const std::string key = r.key.toStdString();
-    if (j.contains(key)) setFieldText(r.key, jsonText(j[key]));
+  for (FieldRow* r : rows_) {
+    const std::string key = r->key().toStdString();
+    if (j.contains(key)) r->setText(jsonText(j[key]));
   }
   filling_ = false;
   revalidate();
@@ -369,9 +179,9 @@ void RunForm::revalidate() {
   RunSpec s;
   QMap<QString, QString> errors;
   // Field by field, so a value that does not even convert is pinned to its own field.
-  for (const Row& r : rows_) {
+  for (const FieldRow* r : rows_) {
     nlohmann::json one = nlohmann::json::object();
-    one[r.key.toStdString()] = fieldText(r.key).toStdString();
+    one[r->key().toStdString()] = r->text().toStdString();
     for (const FieldError& e : apply_fields(one, s))
       errors.insert(QString::fromStdString(e.field), QString::fromStdString(e.allowed));
   }
@@ -396,28 +206,25 @@ void RunForm::revalidate() {
     }
   }
   // The one rule only the worker can tell: whether the user's files load and fit together.
-  applyTaskCheck(s, errors);
+  userTask_->applyTaskCheck(s, errors, pending_);
   spec_ = s;
   errors_ = errors;
   bool advancedError = false;
-  for (const Row& r : rows_) {
-    const QString e = errors.value(r.key);
-    r.error->setText(e);
-    r.error->setVisible(!e.isEmpty());
-    const QString& style = pending_.contains(r.key) ? kWaitStyle : kErrorStyle;
-    if (r.error->styleSheet() != style) r.error->setStyleSheet(style);
-    advancedError =
-        advancedError || (!e.isEmpty() && !basicKeys().contains(r.key) && !isUserTaskKey(r.key));
+  for (FieldRow* r : rows_) {
+    const QString e = errors.value(r->key());
+    r->showError(e, pending_.contains(r->key()));
+    advancedError = advancedError || (!e.isEmpty() && !basicKeys().contains(r->key()) &&
+                                      !UserTaskSection::holds(r->key()));
   }
   // A problem in a collapsed section must not be invisible.
   if (advancedError) advancedToggle_->setChecked(true);
-  showUserTaskRows(s);
+  userTask_->showFor(s, errors_);
   bool slurmProblem = false;
   for (auto it = errors.cbegin(); it != errors.cend(); ++it)
     slurmProblem = slurmProblem || (LauncherSection::holds(it.key()) && it.key() != "launcher");
   launcher_->showFor(s.is_slurm(), slurmProblem);
   // A Slurm job's ranks are its nodes × ranks per node; the local process count does not apply.
-  if (const Row* r = row(QStringLiteral("nproc"))) basic_->setRowVisible(r->box, !s.is_slurm());
+  if (FieldRow* r = row(QStringLiteral("nproc"))) basic_->setRowVisible(r, !s.is_slurm());
   updateHints();
   const bool batchOk =
       !errors.contains(QString::fromLatin1(s.is_slurm() ? "slurm_nodes" : "nproc")) &&
@@ -433,64 +240,9 @@ void RunForm::revalidate() {
   }
 }
 
-void RunForm::applyTaskCheck(const RunSpec& s, QMap<QString, QString>& errors) {
-  // Checked only once every field the check reads is fine by the shared rules (and the GPU
-  // probe): until then those fields' own messages say what to fix.
-  bool checkable = needsTaskCheck(s);
-  for (auto it = errors.cbegin(); it != errors.cend() && checkable; ++it)
-    checkable = !isTaskCheckField(it.key().toStdString());
-  const TaskCheckResult& check = gate_->update(s, checkable);
-  if (!checkable) return;
-  const QString model = QStringLiteral("model");
-  switch (check.status) {
-    case TaskCheckResult::Status::Pending:
-      errors.insert(model, tr("checking the model and data (ddpdesk-worker --check)…"));
-      pending_.insert(model);
-      break;
-    case TaskCheckResult::Status::BadInput: {
-      // On the field the worker named; one the form has no row for goes with the model.
-      const QString key = row(check.field) ? check.field : model;
-      errors.insert(key, check.fieldMessage());
-      break;
-    }
-    case TaskCheckResult::Status::Failed:
-      errors.insert(model, tr("could not check the model and data: %1").arg(check.error));
-      break;
-    case TaskCheckResult::Status::Ok:
-      break;
-  }
-}
-
-void RunForm::showUserTaskRows(const RunSpec& s) {
-  const TaskInfo* task = find_task(s.task);
-  bool shown = task && task->user_files;
-  // A problem in a hidden row must not be invisible (a preset with a bad loss, say).
-  for (auto it = errors_.cbegin(); it != errors_.cend() && !shown; ++it)
-    shown = isUserTaskKey(it.key());
-  for (const Row& r : rows_)
-    if (isUserTaskKey(r.key)) basic_->setRowVisible(r.box, shown);
-  const TaskCheckResult& check = gate_->result();
-  const bool summary = shown && check.ok() && needsTaskCheck(s);
-  basic_->setRowVisible(checkLabel_, summary);
-  if (!summary) return;
-  QString html = QStringLiteral("✓ ") + taskCheckSummary(check).toHtmlEscaped();
-  for (const QString& w : check.warnings)
-    html += QStringLiteral("<br><span style=\"color:#9a6700\">⚠ %1</span>").arg(w.toHtmlEscaped());
-  checkLabel_->setText(html);
-  QStringList out;
-  for (qint64 d : check.outputShape) out << QString::number(d);
-  checkLabel_->setToolTip(
-      tr("ddpdesk-worker --check loaded the model and data and computed the %1 loss of one "
-         "sample.\nOutput per sample: [%2]; %3 parameter tensors, %4 buffers%5.")
-          .arg(check.loss, out.join(QLatin1Char(',')))
-          .arg(check.parameterTensors)
-          .arg(check.buffers)
-          .arg(check.classification ? tr("; reports accuracy") : QString()));
-}
-
 bool RunForm::isFieldShown(const QString& key) const {
-  const Row* r = row(key);
-  return r && !r->box->isHidden();
+  const FieldRow* r = row(key);
+  return r && !r->isHidden();
 }
 
 bool RunForm::waitingOnly() const {
@@ -501,15 +253,19 @@ bool RunForm::waitingOnly() const {
 }
 
 void RunForm::setWorkerProgram(std::function<QString()> program) {
-  gate_->setWorkerProgram(std::move(program));
+  userTask_->gate()->setWorkerProgram(std::move(program));
 }
 
 void RunForm::setTaskCheckDelay(int ms) {
-  gate_->setDelay(ms);
+  userTask_->gate()->setDelay(ms);
 }
 
 const TaskCheckResult& RunForm::taskCheck() const {
-  return gate_->result();
+  return userTask_->taskCheck();
+}
+
+QLabel* RunForm::taskCheckLabel() const {
+  return userTask_->checkLabel();
 }
 
 QString RunForm::effectiveBatchText() const {
@@ -522,13 +278,10 @@ QString RunForm::effectiveBatchText() const {
 
 void RunForm::updateHints() {
   const bool cuda = spec_.device == "cuda";
-  if (const Row* r = row(QStringLiteral("nproc")))
-    r->label->setText(cuda ? tr("GPUs") : tr("Processes"));
+  if (const FieldRow* r = row(QStringLiteral("nproc")))
+    r->label()->setText(cuda ? tr("GPUs") : tr("Processes"));
   auto hint = [this](const QString& key, const QString& text) {
-    if (const Row* r = row(key)) {
-      r->hint->setText(text);
-      r->hint->setVisible(!text.isEmpty() && !errors_.contains(key));
-    }
+    if (FieldRow* r = row(key)) r->showHint(text);
   };
   QString device;
   if (cuda) {
@@ -539,8 +292,9 @@ void RunForm::updateHints() {
       device = tr("could not count GPUs: %1").arg(probe_.error);
   }
   hint(QStringLiteral("device"), device);
-  if (const Row* r = row(QStringLiteral("dataset_size")))
-    if (auto* e = qobject_cast<QLineEdit*>(r->editor)) e->setPlaceholderText(datasetDefaultText());
+  if (const FieldRow* r = row(QStringLiteral("dataset_size")))
+    if (auto* e = qobject_cast<QLineEdit*>(r->editor()))
+      e->setPlaceholderText(datasetDefaultText());
   const int cores = QThread::idealThreadCount();
   hint(QStringLiteral("nproc"),
        !cuda && spec_.nproc > cores

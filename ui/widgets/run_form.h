@@ -2,10 +2,9 @@
 // run_spec_fields(), so a new field shows up here without code), parsed and checked with the
 // shared rules (apply_fields + validate) on every edit; the problem is shown under the field.
 // Also: the effective global batch as you type, the GPU count bounded by what
-// `ddpdesk-worker --probe` reported, presets as JSON files. A task with the user's own files
-// (TaskInfo::user_files) shows their rows, and the worker's dry run (`--check`, through
-// TaskCheckGate) must pass before the form is valid: its summary under the rows, its complaint
-// under the field it names.
+// `ddpdesk-worker --probe` reported, presets as JSON files. The form composes its parts: a
+// FieldRow per field, the user task's rows and its dry-run gate (UserTaskSection), the launcher
+// box (LauncherSection); it maps the rows to and from a RunSpec and decides validity.
 #pragma once
 
 #include <QMap>
@@ -18,18 +17,15 @@
 #include "run_spec.h"
 #include "task_check.h"
 
-class QComboBox;
 class QFormLayout;
-class QHBoxLayout;
 class QLabel;
-class QSpinBox;
 class QToolButton;
-class QWidget;
 
 namespace ddpdesk {
 
+class FieldRow;
 class LauncherSection;
-class TaskCheckGate;
+class UserTaskSection;
 
 class RunForm : public QWidget {
   Q_OBJECT
@@ -60,7 +56,7 @@ class RunForm : public QWidget {
   // The check's answer for the spec in the form (Pending while awaited or not applicable).
   const TaskCheckResult& taskCheck() const;
   // The line under the user-task rows: the check's summary when it passed.
-  QLabel* taskCheckLabel() const { return checkLabel_; }
+  QLabel* taskCheckLabel() const;
   // The launcher box (local or Slurm, and the Slurm job's fields).
   LauncherSection* launcherSection() const { return launcher_; }
   // Whether a field's row is shown (the user-task rows only for tasks with user files).
@@ -89,24 +85,12 @@ class RunForm : public QWidget {
   void savePresetDialog();
 
  private:
-  struct Row {
-    QString key;
-    QLabel* label = nullptr;
-    QWidget* editor = nullptr;
-    QLabel* error = nullptr;
-    QLabel* hint = nullptr;
-    QWidget* box = nullptr;  // the field column: editor, message, hint
-  };
-
-  QWidget* makeRow(const QString& key, const QString& help);
-  QWidget* makeEditor(const QString& key, QWidget* box, QHBoxLayout* line);
-  void applyTaskCheck(const RunSpec& s, QMap<QString, QString>& errors);
-  void showUserTaskRows(const RunSpec& s);
-  const Row* row(const QString& key) const;
+  FieldRow* makeRow(const QString& key, const QString& help);
+  FieldRow* row(const QString& key) const;
   void revalidate();
   void updateHints();
 
-  QList<Row> rows_;
+  QList<FieldRow*> rows_;
   RunSpec spec_;
   QMap<QString, QString> errors_;
   QSet<QString> pending_;  // errors_ keys that are an awaited answer, not a problem
@@ -118,8 +102,7 @@ class RunForm : public QWidget {
   QToolButton* advancedToggle_ = nullptr;
   QFormLayout* basic_ = nullptr;
   LauncherSection* launcher_ = nullptr;
-  TaskCheckGate* gate_ = nullptr;
-  QLabel* checkLabel_ = nullptr;
+  UserTaskSection* userTask_ = nullptr;
 };
 
 }  // namespace ddpdesk
