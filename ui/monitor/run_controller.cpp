@@ -2,13 +2,11 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
-#include <QHostAddress>
 #include <QMetaEnum>
-#include <QRandomGenerator>
-#include <QTcpServer>
 #include <algorithm>
 #include <csignal>
 
+#include "local_rank_launcher.h"
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "monitor_settings.h"
@@ -25,25 +23,16 @@ namespace {
 // most for every connection to close before deciding how the run ended.
 constexpr int kDrainMs = 3000;
 
-quint16 freePort() {
-  // Bound and released at once: the port is free now, and rank 0 binds it moments later. The
-  // same race every launcher (torchrun included) accepts.
-  QTcpServer probe;
-  if (!probe.listen(QHostAddress::LocalHost, 0)) return 0;
-  return probe.serverPort();
-}
-
-QString randomToken() {
-  quint32 words[4];
-  QRandomGenerator::system()->fillRange(words);
-  return QString::fromLatin1(
-      QByteArray(reinterpret_cast<const char*>(words), sizeof words).toHex());
-}
-
 }  // namespace
 
 RunController::RunController(QObject* parent)
-    : QObject(parent), server_(new MetricsServer(this)), store_(new MetricsStore(this)) {
+    : QObject(parent),
+      server_(new MetricsServer(this)),
+      store_(new MetricsStore(this)),
+      local_(new LocalRankLauncher(this)) {
+  connect(local_, &LocalRankLauncher::line, this, &RunController::logLine);
+  connect(local_, &LocalRankLauncher::rankStarted, this, &RunController::rankStarted);
+  connect(local_, &LocalRankLauncher::rankFinished, this, &RunController::onRankFinished);
   grace_timer_.setSingleShot(true);
   connect(&grace_timer_, &QTimer::timeout, this, &RunController::onGraceExpired);
   drain_timer_.setSingleShot(true);
@@ -95,18 +84,15 @@ RunController::~RunController() {
   const bool active = isActive() && !slurm_;
   if (slurm_ && isActive() && dir_)
     dir_->logEvent(QStringLiteral("the monitor was closed; job %1 goes on").arg(slurm_->jobId()));
-  // Kill every rank first, then reap them: no process of the run outlives this object.
-  for (RankProcess* p : ranks_) {
-    p->disconnect(this);
-    p->kill();
-  }
-  for (RankProcess* p : ranks_) p->killAndReap();
+  // No process of the run outlives this object.
+  local_->disconnect(this);
+  local_->killAndReapAll();
   if (active && dir_ && dir_->isOpen()) {
     RunStatus s;
     s.state = stateName(State::Failed);
     s.reason =
         QStringLiteral("the monitor was closed while the run was active; its ranks were killed");
-    for (RankProcess* p : ranks_) {
+    for (RankProcess* p : local_->ranks()) {
       s.exitCodes.append(p->exitInfo().crashed ? -1 : p->exitInfo().exitCode);
       s.termSignals.append(p->exitInfo().signal);
     }
@@ -144,7 +130,7 @@ QString RunController::socketPath() const {
 }
 
 int RunController::worldSize() const {
-  return follower_ || slurm_ ? int(connected_.size()) : int(ranks_.size());
+  return follower_ || slurm_ ? int(connected_.size()) : local_->size();
 }
 
 QList<qint64> RunController::pids() const {
@@ -153,14 +139,14 @@ QList<qint64> RunController::pids() const {
     for (const RankState& r : followedRanks()) out.append(r.pid);
     return out;
   }
-  for (const RankProcess* p : ranks_) out.append(p->pid());
+  for (const RankProcess* p : local_->ranks()) out.append(p->pid());
   return out;
 }
 
 std::vector<RunController::RankState> RunController::ranks() const {
   if (follower_) return followedRanks();
   std::vector<RankState> out;
-  for (const RankProcess* p : ranks_) {
+  for (const RankProcess* p : local_->ranks()) {
     RankState r;
     r.rank = p->rank();
     r.pid = p->pid();
@@ -176,34 +162,9 @@ std::vector<RunController::RankState> RunController::ranks() const {
   return out;
 }
 
-QProcessEnvironment RunController::rankEnvironment(int rank, int world, quint16 port) const {
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  // Inherited from a torchrun that launched the monitor, these would make every rank a store
-  // client of an agent that does not exist.
-  for (const QString& key : env.keys())
-    if (key.startsWith(QLatin1String("TORCHELASTIC_"))) env.remove(key);
-  env.insert(extra_env_);
-  env.insert(QStringLiteral("RANK"), QString::number(rank));
-  env.insert(QStringLiteral("WORLD_SIZE"), QString::number(world));
-  env.insert(QStringLiteral("LOCAL_RANK"), QString::number(rank));
-  env.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(world));
-  env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
-  env.insert(QStringLiteral("MASTER_PORT"), QString::number(port));
-  env.insert(QStringLiteral("DDPDESK_MONITOR"), server_->socketPath());
-  env.insert(QStringLiteral("DDPDESK_TOKEN"), token_);
-  // N ranks each spawning a thread per core would oversubscribe the machine N times.
-  if (!env.contains(QStringLiteral("OMP_NUM_THREADS")))
-    env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
-  return env;
-}
-
 // Forgets the previous run (its objects may still be delivering the signal that led here).
 void RunController::resetRun(int world) {
-  for (RankProcess* p : ranks_) {
-    p->disconnect(this);
-    p->deleteLater();
-  }
-  ranks_.clear();
+  local_->clear();
   if (slurm_) {
     slurm_->disconnect(this);
     slurm_->deleteLater();
@@ -275,10 +236,8 @@ bool RunController::start(const RunSpec& given, QString* error) {
   const qint64 history = QFileInfo(RunDirectory::metricsPath(dir->path())).size();
   if (!dir->writeSpec(spec, &err)) return fail(err);
   dir->forgetEnding();
-  const quint16 port = freePort();
-  if (port == 0) return fail(QStringLiteral("no free TCP port on 127.0.0.1 for MASTER_PORT"));
-  token_ = randomToken();
-  if (!server_->listen(token_, spec.nproc, &err)) return fail(err);
+  if (!local_->prepare(&err)) return fail(err);
+  if (!server_->listen(local_->token(), spec.nproc, &err)) return fail(err);
 
   spec_ = spec;
   dir_ = std::move(dir);
@@ -293,17 +252,9 @@ bool RunController::start(const RunSpec& given, QString* error) {
   }
   setState(State::Starting);
 
-  QStringList args = {QStringLiteral("--config"), RunDirectory::specPath(run_dir_path_),
-                      QStringLiteral("--run-dir"), run_dir_path_};
-  if (!resume.isEmpty()) args << QStringLiteral("--resume") << resume;
-  for (int r = 0; r < world; ++r) {
-    auto* p = new RankProcess(r, this);
-    ranks_.push_back(p);
-    connect(p, &RankProcess::line, this, &RunController::logLine);
-    connect(p, &RankProcess::started, this,
-            [this, p](int rank) { Q_EMIT rankStarted(rank, p->pid()); });
-    connect(p, &RankProcess::finished, this, &RunController::onRankFinished);
-  }
+  const QStringList args = LocalRankLauncher::workerArguments(run_dir_path_, resume);
+  local_->setExtraEnvironment(extra_env_);
+  local_->create(world);
   // Launched after every object exists: a rank failing to start stops the others at once.
   dir_->logEvent(
       QStringLiteral("%1 %2 rank(s): %3 %4")
@@ -311,8 +262,8 @@ bool RunController::start(const RunSpec& given, QString* error) {
           .arg(world)
           .arg(program, args.join(QLatin1Char(' '))));
   for (int r = 0; r < world && isActive(); ++r)
-    ranks_[r]->start(program, args, rankEnvironment(r, world, port),
-                     RunDirectory::logPath(run_dir_path_, r));
+    local_->startRank(r, program, args, server_->socketPath(),
+                      RunDirectory::logPath(run_dir_path_, r));
   return true;
 }
 
@@ -346,19 +297,19 @@ void RunController::kill() {
   }
   if (dir_) dir_->logEvent(QStringLiteral("kill requested"));
   if (state_ != State::Stopping) setState(State::Stopping);
-  for (RankProcess* p : ranks_) p->kill();
+  local_->killAll();
 }
 
 void RunController::beginStopping() {
   if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
   if (term_sent_) return;
   term_sent_ = true;
-  for (RankProcess* p : ranks_) p->terminate();
+  local_->terminateAll();
   grace_timer_.start(grace_ms_);
 }
 
 void RunController::onGraceExpired() {
-  for (RankProcess* p : ranks_)
+  for (RankProcess* p : local_->ranks())
     if (p->isRunning()) {
       Q_EMIT warning(QStringLiteral("rank %1 did not stop within %2 s; killing it")
                          .arg(p->rank())
@@ -399,7 +350,7 @@ void RunController::recordFailure(const RankProcess& p) {
 }
 
 void RunController::onRankFinished(int rank) {
-  RankProcess* p = ranks_[rank];
+  RankProcess* p = local_->rank(rank);
   const auto& x = p->exitInfo();
   Q_EMIT rankExited(rank, p->describeExit());
   if (dir_)
@@ -420,8 +371,7 @@ void RunController::onRankFinished(int rank) {
 }
 
 void RunController::maybeFinish() {
-  for (const RankProcess* p : ranks_)
-    if (!p->exitInfo().exited) return;
+  if (!local_->allExited()) return;
   grace_timer_.stop();
   if (draining_) return;
   draining_ = true;
@@ -439,7 +389,7 @@ void RunController::finalize() {
 
   QStringList killed;
   bool anyStopped = false;
-  for (const RankProcess* p : ranks_) {
+  for (const RankProcess* p : local_->ranks()) {
     if (p->exitInfo().killedByUs) killed << QString::number(p->rank());
     if (rank_stopped_[p->rank()]) anyStopped = true;
   }
@@ -471,7 +421,7 @@ void RunController::finalize() {
     RunStatus s;
     s.state = stateName(final);
     s.reason = reason_;
-    for (const RankProcess* p : ranks_) {
+    for (const RankProcess* p : local_->ranks()) {
       const auto& x = p->exitInfo();
       s.exitCodes.append(x.crashed || x.startFailed ? -1 : x.exitCode);
       s.termSignals.append(x.crashed ? x.signal : 0);

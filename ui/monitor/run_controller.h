@@ -12,9 +12,11 @@
 // state is entered only when every process of the run is gone. The object may be reused: start()
 // again from any terminal state. Destroying it mid-run kills and reaps every rank.
 //
-// Each rank gets torchrun's environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR=127.0.0.1, a free MASTER_PORT) plus DDPDESK_MONITOR (the metrics socket) and
-// DDPDESK_TOKEN, and runs `<worker> --config <rundir>/spec.json --run-dir <rundir> [--resume X]`.
+// A LocalRankLauncher (local_rank_launcher.h) starts the ranks: torchrun's environment (RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free MASTER_PORT) plus
+// DDPDESK_MONITOR (the metrics socket) and DDPDESK_TOKEN, and
+// `<worker> --config <rundir>/spec.json --run-dir <rundir> [--resume X]`; this class is the state
+// machine above it: the failure policy, stopping, and the run's status.
 //
 // attach() follows a run it did not start instead (ranks started by hand, torchrun, srun or
 // another ddpdesk, on this machine or any that writes the directory): a RunFollower reads the
@@ -54,6 +56,7 @@
 
 namespace ddpdesk {
 
+class LocalRankLauncher;
 class MetricsServer;
 class MetricsStore;
 class RankProcess;
@@ -189,7 +192,6 @@ class RunController : public QObject {
   void maybeFinish();
   void finalize();
   void recordFailure(const RankProcess& p);
-  QProcessEnvironment rankEnvironment(int rank, int world, quint16 port) const;
   void resetRun(int world);
   void growWorld(int world);
   void onFollowedHello(const wire::Hello& hello);
@@ -217,11 +219,10 @@ class RunController : public QObject {
   QProcessEnvironment extra_env_;
   RunSpec spec_;
   QString run_dir_path_;
-  QString token_;
   std::unique_ptr<RunDirectory> dir_;
   MetricsServer* server_;
   MetricsStore* store_;
-  std::vector<RankProcess*> ranks_;
+  LocalRankLauncher* local_;         // the ranks of a local run: processes on this machine
   RunFollower* follower_ = nullptr;  // attached or Slurm: the run's files, not processes of ours
   SlurmJob* slurm_ = nullptr;        // the Slurm launcher's job
   QString launcher_status_;
