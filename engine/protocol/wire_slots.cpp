@@ -23,42 +23,71 @@ namespace od = simdjson::ondemand;
 using simdjson::error_code;
 using simdjson::SUCCESS;
 
-// Name -> id, by first byte then length: a handful of comparisons per key.
+// Name -> id, by first byte, then each candidate's bytes compared as two 64-bit words.
 template <std::size_t N>
 class Names {
  public:
   explicit Names(const std::array<std::string_view, N>& names) : names_(names) {
-    for (std::size_t id = 0; id < N; ++id)
-      by_first_[std::uint8_t(names[id][0])].push_back(std::uint8_t(id));
+    // Ids grouped by first byte: group b is flat_[first_[b] .. first_[b + 1]).
+    std::array<std::uint8_t, 257> count{};
+    for (std::string_view name : names) ++count[std::uint8_t(name[0]) + 1];
+    for (std::size_t b = 0; b < 256; ++b) first_[b + 1] = std::uint8_t(first_[b] + count[b + 1]);
+    std::array<std::uint8_t, 256> next = {};
+    for (std::size_t b = 0; b < 256; ++b) next[b] = first_[b];
+    for (std::size_t id = 0; id < N; ++id) {
+      Word& w = flat_[next[std::uint8_t(names[id][0])]++];
+      w.id = std::uint8_t(id);
+      w.size = std::uint8_t(names[id].size());
+      char bytes[16] = {}, mask[16] = {};
+      for (std::size_t i = 0; i < names[id].size(); ++i) bytes[i] = names[id][i], mask[i] = '\xff';
+      std::memcpy(w.bytes, bytes, 16);
+      std::memcpy(w.mask, mask, 16);
+    }
   }
   int find(std::string_view key) const {
     if (key.empty()) return -1;
-    for (std::uint8_t id : by_first_[std::uint8_t(key[0])])
-      if (names_[id] == key) return id;
+    for (std::size_t i = first_[std::uint8_t(key[0])]; i < first_[std::uint8_t(key[0]) + 1]; ++i)
+      if (names_[flat_[i].id] == key) return flat_[i].id;
     return -1;
   }
   // The id of the key whose raw text (escapes not undone) starts at `raw`, just past its opening
   // quote, when it is one of the names; -1 says nothing (an unknown key, or one with escapes).
   // A name has no '"' or '\\', so the raw text equals it only if the key is exactly the name.
-  // The buffer is padded, so reading a name's length past a shorter key stays inside it.
+  // The buffer is padded (simdjson's SIMDJSON_PADDING past the end), so reading 16 bytes from a
+  // key stays inside it.
   int findRaw(const char* raw) const {
-    for (std::uint8_t id : by_first_[std::uint8_t(raw[0])]) {
-      const std::string_view name = names_[id];
-      if (raw[name.size()] == '"' && same(name, raw)) return id;
+    std::uint64_t text[2];
+    std::memcpy(text, raw, 16);
+    const std::uint8_t b = std::uint8_t(raw[0]);
+    for (std::size_t i = first_[b]; i < first_[b + 1]; ++i) {
+      const Word& w = flat_[i];
+      if (((text[0] & w.mask[0]) ^ w.bytes[0]) == 0 && ((text[1] & w.mask[1]) ^ w.bytes[1]) == 0 &&
+          raw[w.size] == '"')
+        return w.id;
     }
     return -1;
   }
 
  private:
-  // Inline: names are a few bytes, where a call to memcmp costs more than the comparison.
-  static bool same(std::string_view name, const char* raw) {
-    for (std::size_t i = 1; i < name.size(); ++i)  // the first byte matched already
-      if (name[i] != raw[i]) return false;
-    return true;
-  }
+  struct Word {
+    std::uint64_t bytes[2];  // the name, zero-padded to 16 bytes
+    std::uint64_t mask[2];   // 0xff over the name's bytes
+    std::uint8_t size;
+    std::uint8_t id;
+  };
   const std::array<std::string_view, N>& names_;
-  std::array<std::vector<std::uint8_t>, 256> by_first_;
+  std::array<Word, N> flat_{};
+  std::array<std::uint8_t, 257> first_{};
 };
+// Every name is compared as two 64-bit words, so none may be longer than 16 bytes.
+template <std::size_t N>
+constexpr bool fitInTwoWords(const std::array<std::string_view, N>& names) {
+  for (std::string_view name : names)
+    if (name.empty() || name.size() > 16) return false;
+  return true;
+}
+static_assert(fitInTwoWords(kTopNames) && fitInTwoWords(kTimesNames), "a name over 16 bytes");
+
 const Names<kTopCount>& topNames() {
   static const Names<kTopCount> n(kTopNames);
   return n;
@@ -85,7 +114,7 @@ bool simdjsonReads(std::string_view token) {
   return digits <= 19;
 }
 
-error_code readNumber(od::value& v, Value& out) {
+simdjson_inline error_code readNumber(od::value& v, Value& out) {
   const std::string_view token = v.raw_json_token();
   od::number n;
   if (simdjsonReads(token) && v.get_number().get(n) == SUCCESS) {
@@ -130,7 +159,7 @@ error_code checkRaw(Container& c, Value::Kind kind, Value& out) {
 }
 
 // Reads any value into `out`; objects and arrays are only checked (their raw text), not kept.
-error_code readValue(od::value v, Value& out) {
+simdjson_inline error_code readValue(od::value& v, Value& out) {
   od::json_type type;
   if (error_code e = v.type().get(type)) return e;
   switch (type) {
@@ -169,8 +198,11 @@ error_code readValue(od::value v, Value& out) {
 template <std::size_t N, typename Read>
 error_code readFields(od::object& o, const Names<N>& names, Fields<N>& f, Read&& read) {
   for (auto result : o) {
-    od::field field;
-    if (error_code e = std::move(result).get(field)) return e;
+    // Used in place: copying a field or its value (as get() and value() by value do) reads back
+    // as one 16-byte load what was just stored as two smaller ones, a store-forwarding stall that
+    // cost more than the rest of the field's reading.
+    if (error_code e = result.error()) return e;
+    od::field& field = result.value_unsafe();
     // The wire's own keys are matched in place; only others are unescaped (a copy through
     // simdjson's string buffer) and looked up again.
     int id = names.findRaw(field.key().raw());
@@ -190,7 +222,7 @@ error_code readFields(od::object& o, const Names<N>& names, Fields<N>& f, Read&&
   return SUCCESS;
 }
 
-error_code readTimes(od::value v, Fields<kTimesCount>& times, Value& slot) {
+error_code readTimes(od::value& v, Fields<kTimesCount>& times, Value& slot) {
   od::json_type type;
   if (error_code e = v.type().get(type)) return e;
   if (type != od::json_type::object) return readValue(v, slot);
@@ -199,14 +231,14 @@ error_code readTimes(od::value v, Fields<kTimesCount>& times, Value& slot) {
   od::object o;
   if (error_code e = v.get_object().get(o)) return e;
   return readFields(o, timesNames(), times,
-                    [](int, od::value value, Value& s) { return readValue(value, s); });
+                    [](int, od::value& value, Value& s) { return readValue(value, s); });
 }
 
 // Reads a whole line's object into the slots. Anything but SUCCESS: simdjson found the line bad.
 error_code readLine(od::document& doc, LineSlots& out) {
   od::object o;
   if (error_code e = doc.get_object().get(o)) return e;
-  const error_code e = readFields(o, topNames(), out.top, [&](int id, od::value value, Value& s) {
+  const error_code e = readFields(o, topNames(), out.top, [&](int id, od::value& value, Value& s) {
     return id == kTimeMs ? readTimes(value, out.times, s) : readValue(value, s);
   });
   if (e) return e;
