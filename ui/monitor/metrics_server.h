@@ -98,6 +98,7 @@ class MetricsServer : public QObject {
   // What one read produced (filled by the line callback and handleHello).
   std::vector<wire::Message> batch_;
   QByteArray batch_lines_;
+  QByteArray read_buffer_;  // what one read of a connection brought
 };
 
 }  // namespace ddpdesk
