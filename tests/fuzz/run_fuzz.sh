@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (in build-fuzz/, protocol library only: seconds) and
+# Builds the libFuzzer targets with clang (in build-fuzz/, protocol library only) and
 # runs each for SECONDS (default 20) from the corpus in tests/fuzz/corpus. Fails on a crash,
 # a sanitizer report or a leak. New interesting inputs go to a scratch copy, not the repo.
 #   run_fuzz.sh [SECONDS [TARGET...]]     build, then run the targets (default: wire run_spec)
@@ -25,10 +25,7 @@ if [ "$build" = 1 ]; then
   # earlier compiles.
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-  # OSS-Fuzz's flags (-O1, line tables only): the instrumented protocol library compiles in
-  # about half the CPU time of RelWithDebInfo's -O2 -g, and stack traces keep their lines.
   cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DDDPDESK_ENGINE=OFF -DDDPDESK_MONITOR=OFF -DDDPDESK_GUI=OFF -DDDPDESK_TESTS=OFF \
     -DDDPDESK_FUZZ=ON >/dev/null
   cmake --build "$dir" --target "${targets[@]/#/fuzz_}" >/dev/null
