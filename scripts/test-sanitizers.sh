@@ -26,5 +26,6 @@ echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
-# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
+# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL. (The fuzz
+# entries are the plain build's; -E keeps them out of a build directory configured before.)
 ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(nproc)}" -E fuzz_smoke "$@"
