@@ -12,7 +12,8 @@ ROOT/results.json maps each id to its exit code, and the last line printed is
 Without --cache, ROOT is --out. With it, ROOT is CACHE_DIR/<key>, where the key hashes the job
 list, every script the jobs can reach and the Python/torch versions: a second test run (the
 sanitizer build's, say) with the same jobs and scripts reuses the results, which are plain
-PyTorch computations that no build of ddpdesk changes. A new key removes the older ones.
+PyTorch computations that no build of ddpdesk changes. A new key removes the older ones; a
+batch in which a job failed is not kept.
 """
 import argparse
 import hashlib
@@ -89,6 +90,19 @@ def run_all(jobs, root):
         results[job["id"]] = run_job(argv, os.path.join(root, job["id"] + ".log"))
     with open(os.path.join(root, "results.json"), "w") as f:
         json.dump(results, f)
+    return all(code == 0 for code in results.values())
+
+
+def running_batch(name):
+    """Whether NAME is the scratch folder (KEY.PID.tmp) of a batch that is still running."""
+    parts = name.split(".")
+    if len(parts) != 3 or parts[2] != "tmp" or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+        return True
+    except OSError:
+        return False
 
 
 def main():
@@ -110,17 +124,21 @@ def main():
     cached = os.path.exists(os.path.join(root, "results.json"))
     if not cached:
         # Made under a private name and renamed into place whole: a concurrent batch or one
-        # killed half-way never leaves a root that looks complete.
+        # killed half-way never leaves a root that looks complete. A batch with a failed job is
+        # not kept for the next run (its folder goes at the next batch's clean-up).
         scratch = f"{root}.{os.getpid()}.tmp"
         shutil.rmtree(scratch, ignore_errors=True)
-        run_all(jobs, scratch)  # (no job's output holds the path it was written to)
-        try:
-            os.rename(scratch, root)
-        except OSError:  # another batch made the same key meanwhile: keep that one
-            shutil.rmtree(scratch, ignore_errors=True)
+        if run_all(jobs, scratch):  # (no job's output holds the path it was written to)
+            try:
+                os.rename(scratch, root)
+            except OSError:  # another batch made the same key meanwhile: keep that one
+                shutil.rmtree(scratch, ignore_errors=True)
+        else:
+            root = scratch
         for old in os.listdir(a.cache):
-            if old != key and not old.endswith(".tmp"):
-                shutil.rmtree(os.path.join(a.cache, old), ignore_errors=True)
+            path = os.path.join(os.path.abspath(a.cache), old)
+            if path not in (root, scratch) and not running_batch(old):
+                shutil.rmtree(path, ignore_errors=True)
     print(json.dumps({"root": root, "cached": cached}))
 
 
