@@ -14,8 +14,11 @@ gen=()
 [ -f "$dir/CMakeCache.txt" ] || { command -v ninja >/dev/null && gen=(-G Ninja); }
 # -O1 -g1: sanitizers need no more, and LibTorch translation units compile and link much faster
 # with line tables only than with full debug info.
+# test_user_task's Python fixtures and PyTorch references (keyed by scripts and arguments; no
+# build of ddpdesk changes them) are shared with the plain build's run, which made them already.
 cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DDDPDESK_PYTHON_RESULTS_DIR="$(realpath -m "${DDPDESK_BUILD_DIR:-build}")/python-results" \
   -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON >/dev/null
 build_start=$SECONDS
 cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"
@@ -23,5 +26,6 @@ echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
-# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
+# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL. (The fuzz
+# entries are the plain build's; -E keeps them out of a build directory configured before.)
 ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(nproc)}" -E fuzz_smoke "$@"

@@ -174,20 +174,21 @@ class TensorFile : public ::testing::Test {
     return "";
   }
 
-  // Runs a Python script with Debian's python3-torch (the `python3` on PATH may lack torch);
-  // the script gets this test's directory as argv[1].
-  void python(const std::string& script) const {
-    const std::string file = write("make.py", script);
-    const std::string cmd = "/usr/bin/python3 " + file + " " + dir_;
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << "failed: " << cmd;
-  }
-
-  static bool have_python_torch() {
-    return std::system("/usr/bin/python3 -c 'import torch' 2>/dev/null") == 0;
+  // Makes the files Python writes (see kTorchSaveFiles below) on first use, in a folder removed
+  // after the last test; a fatal failure when Python could not write them.
+  static void python_files();
+  static std::string python_file(const std::string& name) { return python_dir_ + "/" + name; }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!python_dir_.empty()) fs::remove_all(python_dir_, ec);
+    python_dir_.clear();
   }
 
   std::string dir_;
+  static std::string python_dir_;
 };
+
+std::string TensorFile::python_dir_;
 
 #define EXPECT_ERROR(bytes, substring)                                                    \
   do {                                                                                    \
@@ -480,11 +481,11 @@ TEST_F(TensorFile, LoadsShareTheFileMappingInsteadOfCopying) {
 
 // ---- torch.save (zip) and Python-written safetensors -----------------------------------------
 
-TEST_F(TensorFile, TorchSaveZipValuesAndDtypes) {
-  if (!have_python_torch())
-    GTEST_FAIL() << "/usr/bin/python3 cannot import torch: scripts/install-deps.sh installs "
-                    "python3-torch";
-  ASSERT_NO_FATAL_FAILURE(python(R"(
+// The files the tests below read, written by Debian's python3-torch. One Python process writes
+// them all, once per test program, into a folder of its own: importing torch costs about two
+// seconds of CPU, and these tests only read what it wrote.
+// TorchSaveZipValuesAndDtypes's files.
+const char* const kTorchSaveFiles = R"(
 import sys, torch
 d = sys.argv[1]
 torch.save({
@@ -504,8 +505,67 @@ torch.save({
 }, d + '/data.pt')
 # One entry: Python pickles it with SETITEM, which LibTorch 1.13's unpickler lacks.
 torch.save({'only': torch.arange(5)}, d + '/one.pt')
-)"));
-  const auto t = ddpdesk::load_tensor_file(path("data.pt"));
+)";
+
+// TorchSaveThatIsNotADictOfTensors's files.
+const char* const kNotADictFiles = R"(
+import sys, torch
+d = sys.argv[1]
+torch.save([torch.zeros(2), torch.ones(2)], d + '/list.pt')
+torch.save(torch.zeros(2), d + '/tensor.pt')
+torch.save({1: torch.zeros(2)}, d + '/intkey.pt')
+torch.save({'a': torch.zeros(2), 'n': 3}, d + '/int.pt')
+torch.save({'n': 3}, d + '/one_int.pt')
+torch.save({'a': torch.zeros(2), 'b': torch.ones(2)}, d + '/p4.pt', pickle_protocol=4)
+import collections
+torch.save(collections.OrderedDict(a=torch.zeros(2), b=torch.ones(2)), d + '/ordered.pt')
+torch.save({'x': torch.zeros(2)}, d + '/legacy.pt', _use_new_zipfile_serialization=False)
+)";
+
+// SafetensorsWrittenByPython's files, laid out the way the safetensors package does it:
+// header padded with spaces to 8 bytes, data back to back in the order of the header.
+const char* const kPythonSafetensors = R"(
+import json, struct, sys, torch
+d = sys.argv[1]
+tensors = {'inputs': torch.linspace(-1, 1, 12).reshape(3, 4),
+           'targets': torch.tensor([3, 1, 4], dtype=torch.int64),
+           'half': torch.tensor([0.1, 0.2], dtype=torch.float16)}
+names = {torch.float32: 'F32', torch.int64: 'I64', torch.float16: 'F16'}
+header, data = {'__metadata__': {'format': 'pt'}}, b''
+for k, t in tensors.items():
+    raw = bytes(t.contiguous().view(torch.uint8).flatten().tolist())
+    header[k] = {'dtype': names[t.dtype], 'shape': list(t.shape),
+                 'data_offsets': [len(data), len(data) + len(raw)]}
+    data += raw
+text = json.dumps(header).encode()
+text += b' ' * (-(8 + len(text)) % 8)
+open(d + '/py.safetensors', 'wb').write(struct.pack('<Q', len(text)) + text + data)
+torch.save(tensors, d + '/py.pt')
+)";
+
+void TensorFile::python_files() {
+  static std::string error;
+  if (python_dir_.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddpdesk-tensor-python-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      error = "cannot create " + tmpl;
+    } else {
+      python_dir_ = fs::canonical(tmpl).string();
+      const std::string file = python_dir_ + "/make.py";
+      std::ofstream(file) << kTorchSaveFiles << kNotADictFiles << kPythonSafetensors;
+      const std::string cmd = "/usr/bin/python3 " + file + " " + python_dir_;
+      if (std::system(cmd.c_str()) != 0)
+        error = "failed: " + cmd + " (does /usr/bin/python3 import torch? " +
+                "scripts/install-deps.sh installs python3-torch)";
+    }
+  }
+  if (!error.empty()) FAIL() << error;
+}
+
+TEST_F(TensorFile, TorchSaveZipValuesAndDtypes) {
+  ASSERT_NO_FATAL_FAILURE(python_files());
+  const auto t = ddpdesk::load_tensor_file(python_file("data.pt"));
   ASSERT_EQ(t.size(), 13u);
   const auto same = [&](const std::string& name, const torch::Tensor& want) {
     SCOPED_TRACE(name);
@@ -528,30 +588,15 @@ torch.save({'only': torch.arange(5)}, d + '/one.pt')
   same("empty", torch::zeros({0, 3}));
   same("transposed", torch::arange(6, torch::kFloat).reshape({2, 3}).t());
 
-  const auto one = ddpdesk::load_tensor_file(path("one.pt"));
+  const auto one = ddpdesk::load_tensor_file(python_file("one.pt"));
   ASSERT_EQ(one.size(), 1u);
   EXPECT_TRUE(torch::equal(one.at("only"), torch::arange(5)));
 }
 
 TEST_F(TensorFile, TorchSaveThatIsNotADictOfTensors) {
-  if (!have_python_torch())
-    GTEST_FAIL() << "/usr/bin/python3 cannot import torch: scripts/install-deps.sh installs "
-                    "python3-torch";
-  ASSERT_NO_FATAL_FAILURE(python(R"(
-import sys, torch
-d = sys.argv[1]
-torch.save([torch.zeros(2), torch.ones(2)], d + '/list.pt')
-torch.save(torch.zeros(2), d + '/tensor.pt')
-torch.save({1: torch.zeros(2)}, d + '/intkey.pt')
-torch.save({'a': torch.zeros(2), 'n': 3}, d + '/int.pt')
-torch.save({'n': 3}, d + '/one_int.pt')
-torch.save({'a': torch.zeros(2), 'b': torch.ones(2)}, d + '/p4.pt', pickle_protocol=4)
-import collections
-torch.save(collections.OrderedDict(a=torch.zeros(2), b=torch.ones(2)), d + '/ordered.pt')
-torch.save({'x': torch.zeros(2)}, d + '/legacy.pt', _use_new_zipfile_serialization=False)
-)"));
+  ASSERT_NO_FATAL_FAILURE(python_files());
   const auto expect = [&](const std::string& file, const std::string& substring) {
-    const std::string msg = error_at(path(file));
+    const std::string msg = error_at(python_file(file));
     EXPECT_NE(msg.find(substring), std::string::npos) << file << ": \"" << msg << "\"";
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   };
@@ -573,31 +618,9 @@ TEST_F(TensorFile, CorruptZipIsOneLine) {
 }
 
 TEST_F(TensorFile, SafetensorsWrittenByPython) {
-  if (!have_python_torch())
-    GTEST_FAIL() << "/usr/bin/python3 cannot import torch: scripts/install-deps.sh installs "
-                    "python3-torch";
-  // Laid out the way the safetensors package does it: header padded with spaces to 8 bytes,
-  // data back to back in the order of the header.
-  ASSERT_NO_FATAL_FAILURE(python(R"(
-import json, struct, sys, torch
-d = sys.argv[1]
-tensors = {'inputs': torch.linspace(-1, 1, 12).reshape(3, 4),
-           'targets': torch.tensor([3, 1, 4], dtype=torch.int64),
-           'half': torch.tensor([0.1, 0.2], dtype=torch.float16)}
-names = {torch.float32: 'F32', torch.int64: 'I64', torch.float16: 'F16'}
-header, data = {'__metadata__': {'format': 'pt'}}, b''
-for k, t in tensors.items():
-    raw = bytes(t.contiguous().view(torch.uint8).flatten().tolist())
-    header[k] = {'dtype': names[t.dtype], 'shape': list(t.shape),
-                 'data_offsets': [len(data), len(data) + len(raw)]}
-    data += raw
-text = json.dumps(header).encode()
-text += b' ' * (-(8 + len(text)) % 8)
-open(d + '/py.safetensors', 'wb').write(struct.pack('<Q', len(text)) + text + data)
-torch.save(tensors, d + '/py.pt')
-)"));
-  const auto st = ddpdesk::load_tensor_file(path("py.safetensors"));
-  const auto pt = ddpdesk::load_tensor_file(path("py.pt"));
+  ASSERT_NO_FATAL_FAILURE(python_files());
+  const auto st = ddpdesk::load_tensor_file(python_file("py.safetensors"));
+  const auto pt = ddpdesk::load_tensor_file(python_file("py.pt"));
   ASSERT_EQ(st.size(), 3u);
   ASSERT_EQ(pt.size(), 3u);
   for (const auto& [name, t] : pt) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "rank_launcher.h"
 
@@ -38,11 +39,27 @@ Trained train(int world, int batch, int accum, const std::string& task = "seed",
   return out;
 }
 
+// The same run for tests that only read it (worker launches are most of this file's time: each
+// LibTorch process start alone costs about half a second of CPU). Runs whose equality is the
+// assertion itself call train() for the second one.
+const Trained& shared_run(int world, int batch, int accum, const std::string& task = "seed",
+                          const std::string& size = "960", const std::string& comm = "auto",
+                          const std::string& overlap = "") {
+  static std::map<std::string, Trained> runs;
+  const std::string key = std::to_string(world) + " " + std::to_string(batch) + " " +
+                          std::to_string(accum) + " " + task + " " + size + " " + comm + " " +
+                          overlap;
+  auto it = runs.find(key);
+  if (it == runs.end())
+    it = runs.emplace(key, train(world, batch, accum, task, size, comm, overlap)).first;
+  return it->second;
+}
+
 }  // namespace
 
 TEST(Accumulation, WorldTwoAccumTwoEqualsOneBigBatch) {
-  Trained big = train(1, 16, 1);
-  Trained acc = train(2, 4, 2);
+  const Trained big = train(1, 16, 1);
+  const Trained& acc = shared_run(2, 4, 2);
   ASSERT_EQ(big.steps[0].size(), 60u);
   for (int r = 0; r < 2; ++r) ASSERT_EQ(acc.steps[r].size(), big.steps[0].size());
   for (std::size_t i = 0; i < big.steps[0].size(); ++i) {
@@ -100,8 +117,8 @@ TEST(Accumulation, LastPartialWindowStepsWithItsTrueSampleCount) {
 }
 
 TEST(Accumulation, IdenticalRunsGiveIdenticalLosses) {
-  Trained a = train(2, 4, 2);
-  Trained b = train(2, 4, 2);
+  const Trained& a = shared_run(2, 4, 2);
+  const Trained b = train(2, 4, 2);  // a second, separate run
   ASSERT_EQ(a.steps[0].size(), b.steps[0].size());
   for (std::size_t i = 0; i < a.steps[0].size(); ++i) {
     EXPECT_EQ(a.steps[0][i]["loss"], b.steps[0][i]["loss"]);
@@ -111,14 +128,17 @@ TEST(Accumulation, IdenticalRunsGiveIdenticalLosses) {
 
 TEST(Accumulation, GlooAndSharedMemoryAgreeBitwise) {
   // With two ranks every sum is a + b, whichever transport computes it: the runs must match
-  // exactly, which also checks the Gloo path end to end.
-  Trained shm = train(2, 8, 2, "fmnist-mlp", "2048", "shm");
-  Trained gloo = train(2, 8, 2, "fmnist-mlp", "2048", "gloo");
-  ASSERT_EQ(shm.steps[0].size(), 64u);
-  ASSERT_EQ(gloo.steps[0].size(), shm.steps[0].size());
-  for (std::size_t i = 0; i < shm.steps[0].size(); ++i) {
-    EXPECT_EQ(shm.steps[0][i]["global_loss"], gloo.steps[0][i]["global_loss"]) << i;
-    EXPECT_EQ(shm.steps[1][i]["param_hash"], gloo.steps[1][i]["param_hash"]) << i;
+  // exactly, which also checks the Gloo path end to end; with the comm thread's overlap and
+  // without (the runs of OverlappedAndInlineBucketsAgreeBitwise, so each is launched once).
+  for (const char* overlap : {"0", "1"}) {
+    const Trained& shm = shared_run(2, 8, 3, "fmnist-mlp", "1536", "shm", overlap);
+    const Trained& gloo = shared_run(2, 8, 3, "fmnist-mlp", "1536", "gloo", overlap);
+    ASSERT_EQ(shm.steps[0].size(), 32u);
+    ASSERT_EQ(gloo.steps[0].size(), shm.steps[0].size());
+    for (std::size_t i = 0; i < shm.steps[0].size(); ++i) {
+      EXPECT_EQ(shm.steps[0][i]["global_loss"], gloo.steps[0][i]["global_loss"]) << overlap << i;
+      EXPECT_EQ(shm.steps[1][i]["param_hash"], gloo.steps[1][i]["param_hash"]) << overlap << i;
+    }
   }
 }
 
@@ -126,8 +146,8 @@ TEST(Accumulation, OverlappedAndInlineBucketsAgreeBitwise) {
   // fmnist-mlp has two buckets: with overlap the first is reduced on the comm thread while
   // backward still runs; the result must not depend on it.
   for (const char* comm : {"shm", "gloo"}) {
-    Trained inline_ = train(2, 8, 3, "fmnist-mlp", "1536", comm, "0");
-    Trained overlap = train(2, 8, 3, "fmnist-mlp", "1536", comm, "1");
+    const Trained& inline_ = shared_run(2, 8, 3, "fmnist-mlp", "1536", comm, "0");
+    const Trained& overlap = shared_run(2, 8, 3, "fmnist-mlp", "1536", comm, "1");
     ASSERT_EQ(inline_.steps[0].size(), 32u);
     ASSERT_EQ(overlap.steps[0].size(), inline_.steps[0].size());
     for (std::size_t i = 0; i < inline_.steps[0].size(); ++i) {

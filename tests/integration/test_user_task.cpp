@@ -3,7 +3,11 @@
 // by torch's own DistributedDataParallel (tests/integration/py/user_ddp_reference.py); the
 // trained model.pt loaded back with torch.jit.load; and the dry run's answer to broken input.
 // Fixtures are made at test time by Debian's python3-torch into one temporary folder, removed at
-// the end (DDPDESK_KEEP_TEST_FILES=1 keeps it and prints where).
+// the end (DDPDESK_KEEP_TEST_FILES=1 keeps it and prints where). Every Python computation that
+// does not depend on a worker's output (the fixtures, the PyTorch DDP references, the untrained
+// model's check) runs up front in one Python process (py/python_batch.py: torch imported once,
+// reference ranks forked), its results kept in the build tree keyed by the scripts and their
+// arguments, so the sanitizer build's run of this test reuses the release build's.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -14,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -124,8 +129,160 @@ struct RunSettings {
 const std::vector<std::string> kCommon = {"--lr",   "0.005",  "--weight-decay",
                                           "0.0001", "--seed", "7"};
 
+// examples/make_user_task.py's flags for each fixture folder. "plain": 256 training and 128
+// validation samples, a multiple of 16, so world 2 x batch 4 x accum 2 and one batch of 16 see
+// the same windows. "mse": the module's own per_sample_loss, mse targets, and 251 samples (a
+// short last micro-batch and window, the sampler's padding on 2 ranks).
+const std::map<std::string, std::vector<std::string>> kFixtures = {
+    {"plain",
+     {"--data", "synthetic", "--model", "small", "--limit", "256", "--eval-limit", "128", "--seed",
+      "5"}},
+    {"mse",
+     {"--data", "synthetic", "--model", "small", "--loss", "mse", "--loss-method", "--limit", "251",
+      "--eval-limit", "64", "--seed", "11"}},
+    {"bn",
+     {"--data", "synthetic", "--model", "small", "--batchnorm", "--limit", "256", "--eval-limit",
+      "128", "--seed", "5"}},
+};
+
+// The runs compared with PyTorch DDP, on the fixture folder `d`.
+RunSettings two_epochs_with_eval(const std::string& d) {  // on "plain"
+  RunSettings r;
+  r.model = d + "/model.pt";
+  r.train = d + "/train.safetensors";
+  r.eval = d + "/eval.safetensors";
+  r.epochs = 2;
+  return r;
+}
+
+RunSettings model_loss(const std::string& d) {  // on "mse"
+  RunSettings r;
+  r.model = d + "/model.pt";
+  r.train = d + "/train.pt";
+  r.loss = "model";
+  return r;
+}
+
+RunSettings batchnorm_accumulated(const std::string& d) {  // on "bn"
+  RunSettings r;
+  r.model = d + "/model.pt";
+  r.train = d + "/train.safetensors";
+  r.eval = d + "/eval.safetensors";
+  return r;
+}
+
+// user_ddp_reference.py's arguments for a run (its --out added by the caller).
+std::vector<std::string> reference_args(const RunSettings& r) {
+  std::vector<std::string> args = {kScripts + "/user_ddp_reference.py",
+                                   "--nproc",
+                                   std::to_string(r.world),
+                                   "--model",
+                                   r.model,
+                                   "--data",
+                                   r.train,
+                                   "--loss",
+                                   r.loss,
+                                   "--batch",
+                                   std::to_string(r.batch),
+                                   "--accum",
+                                   std::to_string(r.accum),
+                                   "--epochs",
+                                   std::to_string(r.epochs)};
+  if (!r.eval.empty()) args.insert(args.end(), {"--eval-data", r.eval});
+  args.insert(args.end(), kCommon.begin(), kCommon.end());
+  return args;
+}
+
+// check_model_pt.py's arguments for a model.pt and the fixture flags it was made with.
+std::vector<std::string> check_args(const std::string& model_pt, const std::string& eval_data,
+                                    const std::string& loss,
+                                    const std::vector<std::string>& example_flags) {
+  std::vector<std::string> args = {kScripts + "/check_model_pt.py",
+                                   "--model-pt",
+                                   model_pt,
+                                   "--eval-data",
+                                   eval_data,
+                                   "--loss",
+                                   loss,
+                                   "--"};
+  args.insert(args.end(), example_flags.begin(), example_flags.end());
+  return args;
+}
+
 class UserTask : public ::testing::Test {
  protected:
+  // Runs every Python job that needs no worker output in one python_batch.py process. Jobs are
+  // found again by their exact arguments: a test whose settings differ from these simply runs
+  // its script itself (slower, never wrong).
+  static void SetUpTestSuite() {
+    root_ = temp_dir("usertask");
+    const std::string root = "{root}";
+    json jobs = json::array();
+    auto add = [&](const std::string& id, std::vector<std::string> argv) {
+      jobs.push_back({{"id", id}, {"argv", argv}});
+    };
+    for (const auto& [name, flags] : kFixtures) {
+      std::vector<std::string> argv = {kSource + "/examples/make_user_task.py", "--out",
+                                       root + "/" + name};
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      add(name, argv);
+    }
+    add("bad", {kScripts + "/make_bad_inputs.py", "--out", root + "/bad"});
+    const std::vector<RunSettings> references = {two_epochs_with_eval(root + "/plain"),
+                                                 model_loss(root + "/mse"),
+                                                 batchnorm_accumulated(root + "/bn")};
+    for (std::size_t i = 0; i < references.size(); ++i) {
+      const std::string id = "reference-" + std::to_string(i);
+      std::vector<std::string> argv = reference_args(references[i]);
+      argv.insert(argv.end(), {"--out", root + "/" + id + ".jsonl"});
+      add(id, argv);
+    }
+    // The untrained model, against which a trained model.pt must have moved.
+    add("check-untrained", check_args(root + "/plain/model.pt", root + "/plain/eval.safetensors",
+                                      "cross_entropy", kFixtures.at("plain")));
+    { std::ofstream(root_ + "/jobs.json") << jobs.dump(1); }
+    std::vector<std::string> args = {kScripts + "/python_batch.py", "--jobs", root_ + "/jobs.json",
+                                     "--out", root_ + "/python"};
+    const std::string cache = DDPDESK_PYTHON_RESULTS_DIR;
+    if (!cache.empty()) args.insert(args.end(), {"--cache", cache});
+    const Shell s = run_command(kPython, args, root_ + "/python_batch.log");
+    const json said = last_json_line(s.output);
+    if (s.code != 0 || !said.contains("root")) {
+      batch_error_ =
+          "py/python_batch.py failed (exit " + std::to_string(s.code) + "):\n" + s.output;
+      return;
+    }
+    batch_root_ = said["root"];
+    std::ifstream in(batch_root_ + "/results.json");
+    const json codes = json::parse(in, nullptr, false);
+    for (const auto& job : jobs) {
+      std::string key;
+      for (const std::string a : job["argv"]) key += " " + replace_root(a);
+      const std::string id = job["id"];
+      batched_[key] = {id, codes.is_object() && codes.contains(id) ? codes[id].get<int>() : -1};
+    }
+    std::printf("Python fixtures and references: %s%s\n", batch_root_.c_str(),
+                said.value("cached", false) ? " (made by an earlier run)" : "");
+  }
+
+  static std::string replace_root(std::string a) {
+    if (a.rfind("{root}", 0) == 0) a = batch_root_ + a.substr(6);
+    return a;
+  }
+
+  struct Batched {
+    std::string id;
+    int code = -1;
+  };
+  // The batch job that ran exactly these arguments (the --out it was given aside), if any.
+  static std::optional<Batched> batched(const std::vector<std::string>& argv) {
+    std::string key;
+    for (const auto& a : argv) key += " " + a;
+    const auto it = batched_.find(key);
+    if (it == batched_.end()) return std::nullopt;
+    return it->second;
+  }
+
   static void TearDownTestSuite() {
     if (root_.empty()) return;
     const char* keep = std::getenv("DDPDESK_KEEP_TEST_FILES");
@@ -137,16 +294,14 @@ class UserTask : public ::testing::Test {
     }
     root_.clear();
     made_.clear();
+    batched_.clear();
+    batch_root_.clear();
+    batch_error_.clear();
   }
 
   void SetUp() override {
-    // Asked once per test program: importing torch costs seconds, and the answer cannot change.
-    static const bool torch_importable =
-        std::system((kPython + " -c 'import torch, numpy' 2>/dev/null").c_str()) == 0;
-    if (!torch_importable)
-      GTEST_FAIL() << kPython << " cannot import torch: scripts/install-deps.sh installs "
-                   << "python3-torch";
-    if (root_.empty()) root_ = temp_dir("usertask");
+    // (python_batch.py names a python3 without torch, and scripts/install-deps.sh)
+    if (!batch_error_.empty()) GTEST_FAIL() << batch_error_;
   }
 
   // A folder of fixtures made once per test program: `flags` for examples/make_user_task.py,
@@ -154,6 +309,13 @@ class UserTask : public ::testing::Test {
   static std::string fixture(const std::string& name, const std::vector<std::string>& flags = {}) {
     const std::string dir = root_ + "/" + name;
     if (made_.count(name)) return dir;
+    std::vector<std::string> key = {kScripts + "/make_bad_inputs.py", "--out",
+                                    batch_root_ + "/bad"};
+    if (name != "bad") {
+      key = {kSource + "/examples/make_user_task.py", "--out", batch_root_ + "/" + name};
+      key.insert(key.end(), flags.begin(), flags.end());
+    }
+    if (const auto b = batched(key); b && b->code == 0) return batch_root_ + "/" + name;
     Shell s;
     if (name == "bad") {
       s = run_command(kPython, {kScripts + "/make_bad_inputs.py", "--out", dir}, dir + ".log");
@@ -167,12 +329,7 @@ class UserTask : public ::testing::Test {
     return dir;
   }
 
-  // 256 training and 128 validation samples: a multiple of 16, so world 2 x batch 4 x accum 2
-  // and one batch of 16 see the same windows.
-  static std::string plain() {
-    return fixture("plain", {"--data", "synthetic", "--model", "small", "--limit", "256",
-                             "--eval-limit", "128", "--seed", "5"});
-  }
+  static std::string plain() { return fixture("plain", kFixtures.at("plain")); }
 
   std::string scratch(const std::string& tag) {
     const std::string dir = root_ + "/" + tag + "-" + std::to_string(++runs_);
@@ -219,30 +376,20 @@ class UserTask : public ::testing::Test {
   }
 
   Losses reference(const RunSettings& r) {
-    const std::string dir = scratch("reference");
-    std::vector<std::string> args = {kScripts + "/user_ddp_reference.py",
-                                     "--nproc",
-                                     std::to_string(r.world),
-                                     "--model",
-                                     r.model,
-                                     "--data",
-                                     r.train,
-                                     "--loss",
-                                     r.loss,
-                                     "--batch",
-                                     std::to_string(r.batch),
-                                     "--accum",
-                                     std::to_string(r.accum),
-                                     "--epochs",
-                                     std::to_string(r.epochs),
-                                     "--out",
-                                     dir + "/ref.jsonl"};
-    if (!r.eval.empty()) args.insert(args.end(), {"--eval-data", r.eval});
-    args.insert(args.end(), kCommon.begin(), kCommon.end());
-    Shell s = run_command(kPython, args, dir + "/log.txt");
+    std::vector<std::string> args = reference_args(r);
+    std::string out_file;
+    Shell s;
+    if (const auto b = batched(args)) {
+      out_file = batch_root_ + "/" + b->id + ".jsonl";
+      s = {b->code, read_text(batch_root_ + "/" + b->id + ".log")};
+    } else {
+      out_file = scratch("reference") + "/ref.jsonl";
+      args.insert(args.end(), {"--out", out_file});
+      s = run_command(kPython, args, out_file + ".log");
+    }
     EXPECT_EQ(s.code, 0) << s.output;
     Losses out;
-    std::ifstream in(dir + "/ref.jsonl");
+    std::ifstream in(out_file);
     for (std::string line; std::getline(in, line);) {
       const json j = json::parse(line);
       if (j.contains("global_loss")) out.steps.push_back(j["global_loss"]);
@@ -255,17 +402,12 @@ class UserTask : public ::testing::Test {
   // check_model_pt.py's answer for a trained model.pt.
   json check_model(const std::string& model_pt, const std::string& eval_data,
                    const std::string& loss, const std::vector<std::string>& example_flags) {
-    const std::string dir = scratch("check");
-    std::vector<std::string> args = {kScripts + "/check_model_pt.py",
-                                     "--model-pt",
-                                     model_pt,
-                                     "--eval-data",
-                                     eval_data,
-                                     "--loss",
-                                     loss,
-                                     "--"};
-    args.insert(args.end(), example_flags.begin(), example_flags.end());
-    Shell s = run_command(kPython, args, dir + "/log.txt");
+    const std::vector<std::string> args = check_args(model_pt, eval_data, loss, example_flags);
+    Shell s;
+    if (const auto b = batched(args))
+      s = {b->code, read_text(batch_root_ + "/" + b->id + ".log")};
+    else
+      s = run_command(kPython, args, scratch("check") + "/log.txt");
     EXPECT_EQ(s.code, 0) << s.output;
     return last_json_line(s.output);
   }
@@ -273,11 +415,16 @@ class UserTask : public ::testing::Test {
   static std::string root_;
   static std::set<std::string> made_;
   static int runs_;  // numbers scratch folders across the whole program
+  static std::string batch_root_, batch_error_;
+  static std::map<std::string, Batched> batched_;  // by " arg arg ..."
 };
 
 std::string UserTask::root_;
 std::set<std::string> UserTask::made_;
 int UserTask::runs_ = 0;
+std::string UserTask::batch_root_;
+std::string UserTask::batch_error_;
+std::map<std::string, UserTask::Batched> UserTask::batched_;
 
 }  // namespace
 
@@ -285,12 +432,7 @@ int UserTask::runs_ = 0;
 // accumulation, on the same scripted model and data, over two epochs (sampler reshuffled per
 // epoch), and the same validation loss and accuracy after each epoch.
 TEST_F(UserTask, MatchesPyTorchDdpStepByStep) {
-  const std::string d = plain();
-  RunSettings r;
-  r.model = d + "/model.pt";
-  r.train = d + "/train.safetensors";
-  r.eval = d + "/eval.safetensors";
-  r.epochs = 2;
+  const RunSettings r = two_epochs_with_eval(plain());
   const Losses ours = worker(r), torch_ddp = reference(r);
   ASSERT_EQ(torch_ddp.steps.size(), 32u);  // 256 / (2 x 4 x 2) = 16 steps per epoch
   ASSERT_EQ(ours.steps.size(), torch_ddp.steps.size());
@@ -310,13 +452,7 @@ TEST_F(UserTask, MatchesPyTorchDdpStepByStep) {
 // (a) The module's own per_sample_loss (`--loss model`), mse targets, and a data set that leaves
 // a short last micro-batch and window and needs the sampler's padding (251 samples on 2 ranks).
 TEST_F(UserTask, ModelLossWithShortLastWindowMatchesPyTorchDdp) {
-  const std::string d =
-      fixture("mse", {"--data", "synthetic", "--model", "small", "--loss", "mse", "--loss-method",
-                      "--limit", "251", "--eval-limit", "64", "--seed", "11"});
-  RunSettings r;
-  r.model = d + "/model.pt";
-  r.train = d + "/train.pt";
-  r.loss = "model";
+  const RunSettings r = model_loss(fixture("mse", kFixtures.at("mse")));
   const Losses ours = worker(r), torch_ddp = reference(r);
   // 126 per rank: 32 micro-batches (the last holds 2), 16 windows (the last holds 6 samples).
   ASSERT_EQ(torch_ddp.steps.size(), 16u);
@@ -351,15 +487,9 @@ TEST_F(UserTask, AccumulationEqualsOneBigBatch) {
 // buffers stay bitwise equal on every rank (rank 0's win, as under DDP), and the saved model.pt
 // carries them: its eval-mode loss is the run's.
 TEST_F(UserTask, BatchNormDependsOnTheMicroBatchButBuffersStayEqual) {
-  const std::vector<std::string> flags = {"--data",      "synthetic", "--model", "small",
-                                          "--batchnorm", "--limit",   "256",     "--eval-limit",
-                                          "128",         "--seed",    "5"};
-  const std::string d = fixture("bn", flags);
+  const std::vector<std::string>& flags = kFixtures.at("bn");
   const std::string run_dir = scratch("bn-run") + "/run";
-  RunSettings acc;
-  acc.model = d + "/model.pt";
-  acc.train = d + "/train.safetensors";
-  acc.eval = d + "/eval.safetensors";
+  RunSettings acc = batchnorm_accumulated(fixture("bn", flags));
   acc.env = {{"DDPDESK_DEBUG_STEPS", "1"}};
   acc.extra = {"--run-dir", run_dir};
   RunSettings big = acc;
@@ -408,15 +538,9 @@ TEST_F(UserTask, BatchNormDependsOnTheMicroBatchButBuffersStayEqual) {
 // (c) <run_dir>/model.pt is TorchScript that torch.jit.load reads, with the eager module's
 // state_dict keys, holding the trained weights: its validation loss is the run's last one.
 TEST_F(UserTask, SavedModelLoadsInPyTorchAndGivesTheLastEvalLoss) {
-  const std::string d = plain();
-  const std::vector<std::string> flags = {"--data", "synthetic",    "--model", "small",  "--limit",
-                                          "256",    "--eval-limit", "128",     "--seed", "5"};
+  const std::vector<std::string>& flags = kFixtures.at("plain");
   const std::string run_dir = scratch("run") + "/run";
-  RunSettings r;
-  r.model = d + "/model.pt";
-  r.train = d + "/train.safetensors";
-  r.eval = d + "/eval.safetensors";
-  r.epochs = 2;
+  RunSettings r = two_epochs_with_eval(plain());
   r.extra = {"--run-dir", run_dir};
   const Losses ours = worker(r);
   ASSERT_EQ(ours.eval_loss.size(), 2u);

@@ -15,7 +15,7 @@ Rank 0 prints one JSON line per optimizer step, {"step": k (1-based, across epoc
 "accuracy": ...}, to stdout and to --out FILE.
 
 Run with Debian's Python (python3-torch 1.13): either under a launcher that sets torchrun's
-environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...), or with --nproc W, which starts
+environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ...), or with --nproc W, which forks
 the W ranks itself (Debian's torchrun crashes on Python 3.11).
     /usr/bin/python3 tests/integration/py/user_ddp_reference.py --nproc 2 --model m.pt \
         --data train.safetensors --batch 4 --accum 2 --epochs 2 --loss cross_entropy
@@ -27,9 +27,9 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import time
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -63,23 +63,42 @@ def parse():
     return p.parse_args()
 
 
-def launch(nproc):
-    """torchrun's environment contract, by hand: one process per rank, a free local port."""
+def launch(a):
+    """torchrun's environment contract, by hand: one process per rank, a free local port. The
+    ranks are forked, so they share this process's imported torch instead of importing it
+    again (seconds each); each ends with os._exit and never returns here."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    procs = []
-    for r in range(nproc):
-        env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(nproc),
-                   LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable] + sys.argv, env=env))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pids = []
+    for r in range(a.nproc):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.environ.update(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(a.nproc),
+                                  LOCAL_WORLD_SIZE=str(a.nproc), MASTER_ADDR="127.0.0.1",
+                                  MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+                train(a)
+                code = 0
+            except BaseException:  # noqa: B902 — the launcher names the failed rank
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        pids.append(pid)
     # A rank that fails leaves its peers waiting in a collective: end them, say which failed.
     # A launcher that is itself ended (e.g. by `timeout`) ends its ranks too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    codes = [None] * len(pids)
     try:
         while True:
-            codes = [p.poll() for p in procs]
+            for r, pid in enumerate(pids):
+                if codes[r] is None:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        codes[r] = os.waitstatus_to_exitcode(status)
             failed = [r for r, c in enumerate(codes) if c not in (None, 0)]
             if failed:
                 r = failed[0]
@@ -89,16 +108,22 @@ def launch(nproc):
                 return 0
             time.sleep(0.05)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        signal.signal(signal.SIGTERM, previous)
+        for r, pid in enumerate(pids):
+            if codes[r] is None:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
 
 
 def main():
     a = parse()
     if a.nproc and "RANK" not in os.environ:
-        sys.exit(launch(a.nproc))
+        sys.exit(launch(a))
+    train(a)
+
+
+def train(a):
+    """One rank's run; ends the process (os._exit) when it succeeds."""
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     torch.manual_seed(a.seed)  # dropout only; the weights come from model.pt
     # A lost peer fails a collective after two minutes instead of hanging the test.
