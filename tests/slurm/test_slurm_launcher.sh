@@ -117,7 +117,74 @@ grep -q '"state": "Failed"' "$tmp/dies/status.json" || bad "status.json of the d
 no_rank_left "after the rank died"
 echo "a dying rank: $(grep -m1 "run failed" "$tmp/dies.err")"
 
-# 4. Bad input: one line, exit 2, no run directory.
+# 4. Stops in every state of the job, rank 0 slowed as in 1: each waits for a condition, sends
+#    Ctrl+C, and expects exit 130, Stopped and no process left.
+stop_when() {  # name condition: ddpdesk with the spec and stop_args, stopped once condition holds
+  local name=$1 rc
+  DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+    "${stop_args[@]}" --run-dir "$tmp/$name" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  dd_pid=$!
+  for _ in $(seq 600); do "$2" && break; kill -0 "$dd_pid" 2>/dev/null || break; sleep 0.05; done
+  "$2" || bad "$name: the condition to stop at ($2) never held"
+  [ -n "$frozen" ] && kill -CONT "$frozen"
+  kill -INT "$dd_pid"
+  wait "$dd_pid"
+  rc=$?
+  dd_pid=
+  [ "$rc" -eq 130 ] || { bad "$name: exit $rc, expected 130"; tail -n 20 "$tmp/$name.err"; }
+  grep -q '"state": "Stopped"' "$tmp/$name/status.json" || bad "$name: status.json not Stopped"
+  no_rank_left "$name"
+}
+stopped_with_checkpoint() {  # name: both ranks stopped, a checkpoint, the job completed
+  ls "$tmp/$1"/checkpoints/step-*.pt >/dev/null 2>&1 || bad "$1: no checkpoint after the stop"
+  for r in 0 1; do
+    grep -q '"outcome": *"stopped"' "$tmp/$1/rank-$r.exit.json" 2>/dev/null ||
+      bad "$1: rank $r did not exit as stopped: $(cat "$tmp/$1/rank-$r.exit.json" 2>/dev/null)"
+  done
+  grep -q "ended: COMPLETED" "$tmp/$1/monitor.log" ||
+    bad "$1: the job did not complete: $(grep ended "$tmp/$1/monitor.log")"
+}
+# a. ddpdesk starved (SIGSTOP) from its first poll (pending) until the job ran 5 steps: its last
+#    word on the job is stale, yet the stop must signal the ranks, not cancel the job (which
+#    killed them without a checkpoint under load).
+frozen=
+stale_five_steps() {
+  grep -q "job [0-9]* pending" "$tmp/stale/monitor.log" 2>/dev/null || return 1
+  if [ -z "$frozen" ]; then frozen=$(pgrep -P "$dd_pid"); kill -STOP "$frozen"; fi
+  [ "$(steps "$tmp/stale/metrics/rank-0.jsonl" | wc -l)" -ge 5 ]
+}
+stop_args=()
+stop_when stale stale_five_steps
+frozen=
+stopped_with_checkpoint stale
+echo "stale state: $(grep -m1 "signalled\|state=PENDING" "$tmp/stale/monitor.log" | cut -d' ' -f2-)"
+# b. Pending (held): cancelled, nothing trained.
+held() { [ "$(squeue -h -n ddpdesk-fmnist-mlp -o %r 2>/dev/null)" = JobHeldUser ]; }
+stop_args=(--slurm-extra --hold)
+stop_when held held
+grep -q "cancelled before its ranks started: nothing was trained" "$tmp/held.err" ||
+  bad "held: no 'nothing was trained': $(tail -n 3 "$tmp/held.err")"
+[ ! -e "$tmp/held/metrics/rank-0.jsonl" ] || bad "held: a rank ran"
+[ -z "$(squeue -h 2>/dev/null)" ] || bad "held: the job is still queued: $(squeue -h)"
+echo "held: $(tail -n 1 "$tmp/held.err")"
+# c. Running, the batch shell not at its step yet: an srun first on PATH that waits for the stop
+#    (as a slow prolog or a busy node would keep it), then starts the ranks, which find the stop
+#    file.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/srun" <<EOF
+#!/bin/bash
+touch "$tmp/in-srun"
+for _ in \$(seq 200); do [ -e stop-requested ] && break; sleep 0.05; done
+PATH='$PATH' exec srun "\$@"
+EOF
+chmod +x "$tmp/bin/srun"
+in_srun() { [ -e "$tmp/in-srun" ]; }
+stop_args=()
+PATH=$tmp/bin:$PATH stop_when nostep in_srun
+stopped_with_checkpoint nostep
+echo "no step yet: stopped at step $(steps "$tmp/nostep/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)"
+
+# 5. Bad input: one line, exit 2, no run directory.
 bad_input() {  # name expected-text command...
   local name=$1 want=$2; shift 2
   "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
