@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "pre_start_check.h"
 #include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
@@ -108,8 +109,11 @@ class TestSlurmController : public QObject {
     c.stop();
     QCOMPARE(c.state(), State::Stopping);
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
-    QVERIFY2(calls().contains("\nscancel --signal=TERM 4242\nscancel --state=PENDING 4242\n"),
-             qPrintable(calls()));
+    // The signal first; the cancel only after Slurm refused it (squeue polls may come between).
+    const qsizetype signalled = calls().indexOf("\nscancel --signal=TERM 4242\n");
+    QVERIFY2(signalled > 0, qPrintable(calls()));
+    QVERIFY2(calls().indexOf("\nscancel --state=PENDING 4242\n") > signalled, qPrintable(calls()));
+    QVERIFY2(!calls().contains("\nscancel 4242\n"), qPrintable(calls()));
     QCOMPARE(
         c.reason(),
         QStringLiteral("job 4242 was cancelled before its ranks started: nothing was trained"));
@@ -151,6 +155,31 @@ class TestSlurmController : public QObject {
     QVERIFY(!QFileInfo::exists(tmp.filePath("stale/stop-requested")));
     d.kill();
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(d.state()), 30000);
+  }
+
+  // A Slurm spec goes through the pre-start checks (the queue's and headless's): sbatch
+  // --test-only on its script, whose refusal is the one line; nothing is written or submitted.
+  void preStartCheckAsksSbatch() {
+    tool("sbatch",
+         "case \"$1\" in --test-only) echo 'sbatch: error: Invalid partition name specified' "
+         ">&2; exit 1;; esac; echo 4244");
+    RunSpec s = spec("checked");
+    s.slurm_partition = "nosuch";
+    QVERIFY(needsPreStartCheck(s));
+    PreStartCheck check;
+    QSignalSpy done(&check, &PreStartCheck::finished);
+    check.start(s, ddpdesk::test::fakeWorker());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    QCOMPARE(done.at(0).at(0).toString(),
+             QStringLiteral("sbatch: error: Invalid partition name specified"));
+    QCOMPARE(checkBeforeStartNow(s, ddpdesk::test::fakeWorker()).problem,
+             QStringLiteral("sbatch: error: Invalid partition name specified"));
+    QVERIFY2(calls().startsWith("sbatch --test-only /"), qPrintable(calls()));
+    QVERIFY2(!calls().contains("--parsable"), qPrintable(calls()));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("checked")));
+    // Taken: no problem, and still nothing submitted.
+    tool("sbatch", "exit 0");
+    QVERIFY(checkBeforeStartNow(s, ddpdesk::test::fakeWorker()).ok());
   }
 
   void missingSbatchIsOneLine() {

@@ -3,8 +3,10 @@
 # two-task CPU fmnist-mlp job with sbatch, follows it live, stops it gracefully (Ctrl+C:
 # scancel --signal=TERM, the ranks checkpoint and exit 0), resumes it as a new job from the
 # checkpoint (its last parameters bitwise those of an uninterrupted local run), names the rank of
-# a job whose rank dies with its node and output tail, and refuses bad input in one line with
-# exit 2 and no run directory left: sbatch missing, a partition the cluster lacks, a bad time.
+# a job whose rank dies with its node and output tail, stops the job in each of its states (ddpdesk
+# starved past the job's start, still pending, running before its step), runs a queue whose
+# first entry sbatch --test-only refuses, and refuses bad input in one line with exit 2 and no
+# run directory left: sbatch missing, a partition the cluster lacks, a bad time.
 #   with_slurm.sh tests/slurm/test_slurm_launcher.sh WORKER DDPDESK
 set -uo pipefail
 worker=$1
@@ -184,7 +186,40 @@ PATH=$tmp/bin:$PATH stop_when nostep in_srun
 stopped_with_checkpoint nostep
 echo "no step yet: stopped at step $(steps "$tmp/nostep/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)"
 
-# 5. Bad input: one line, exit 2, no run directory.
+# 5. A queue of Slurm runs goes through the checks of a single run: sbatch --test-only refuses
+#    the entry whose partition the cluster lacks (one line, no job, no run directory) and the
+#    queue goes on with the next, which runs as a job.
+cat >"$tmp/queue.json" <<EOF
+{"entries": [
+  {"spec": {"task": "fmnist-mlp", "dataset_size": 640, "epochs": 1, "batch_size": 16,
+            "launcher": "slurm", "slurm_nodes": 1, "slurm_tasks_per_node": 2,
+            "slurm_partition": "nosuchpartition", "system_interval": 0}},
+  {"spec": {"task": "fmnist-mlp", "dataset_size": 640, "epochs": 1, "batch_size": 16,
+            "launcher": "slurm", "slurm_nodes": 1, "slurm_tasks_per_node": 2,
+            "system_interval": 0}}]}
+EOF
+rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+timeout 120 "$ddpdesk" --headless --queue "$tmp/queue.json" >"$tmp/queue.out" 2>"$tmp/queue.err"
+rc=$?
+[ "$rc" -eq 1 ] || { bad "queue: exit $rc, expected 1 (one entry failed)"; tail -n 20 "$tmp/queue.err"; }
+/usr/bin/python3 - "$tmp/queue.json" <<'EOF' || bad "queue: entries not as expected: $(cat "$tmp/queue.json")"
+import json, os, sys
+e = json.load(open(sys.argv[1]))["entries"]
+# sbatch --test-only's words ("sbatch: allocation failure: ..."), not a submission's
+want = "could not start: sbatch: allocation failure: Invalid partition name specified"
+assert e[0]["state"] == "failed" and e[0]["reason"] == want, e[0]
+assert not e[0].get("run_dir") or not os.path.exists(e[0]["run_dir"]), e[0]
+assert e[1]["state"] == "finished", e[1]
+EOF
+[ "$(ls "$XDG_DATA_HOME/ddpdesk/runs" | wc -l)" -eq 1 ] ||
+  bad "queue: run directories: $(ls "$XDG_DATA_HOME/ddpdesk/runs")"
+grep -q "queue: run 1 could not start: sbatch: allocation failure: Invalid partition" "$tmp/queue.err" ||
+  bad "queue: no line for the refused entry: $(cat "$tmp/queue.err")"
+no_rank_left "after the queue"
+echo "queue: $(grep -m1 "Invalid partition" "$tmp/queue.err")"
+rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+
+# 6. Bad input: one line, exit 2, no run directory.
 bad_input() {  # name expected-text command...
   local name=$1 want=$2; shift 2
   "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"

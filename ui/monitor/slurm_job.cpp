@@ -3,6 +3,7 @@
 #include <QFileInfo>
 
 #include "cluster_command.h"
+#include "slurm_submit_check.h"
 
 namespace ddpdesk {
 namespace {
@@ -33,9 +34,7 @@ void SlurmJob::submit(const QString& scriptPath) {
                    if (!r.ok() || !numeric) {
                      Q_EMIT submitFailed(r.ok() ? QStringLiteral("sbatch printed no job id: '%1'")
                                                       .arg(QString::fromLocal8Bit(r.out).trimmed())
-                                         : r.problem().startsWith(QLatin1String("sbatch"))
-                                             ? r.problem()
-                                             : QStringLiteral("sbatch: ") + r.problem());
+                                                : sbatchFailure(r));
                      return;
                    }
                    Q_EMIT submitted(id);
