@@ -229,6 +229,9 @@ int worker_main(int argc, char** argv) {
     return fail_input(settings.error);
   }
   const WorkerSettings& ws = settings.settings;
+  // Under ddpdesk's Slurm script a stop is scancel's SIGTERM, which may come while this rank is
+  // still loading its data: taken as the stop request from here on, not as death.
+  if (!ws.stop_file.empty() && !want_check) install_signal_handlers();
 
   // Setting up, part one: the task (model and data) loads before anything is written, so bad
   // input leaves no trace. Only here and around TrainingRun's set-up is BadInput caught.
@@ -271,6 +274,8 @@ int worker_main(int argc, char** argv) {
     if (getppid() == 1) g_stop = true;  // the monitor died before prctl took effect
   }
   install_signal_handlers();
+  // A stop asked for before this rank started: the signal reached only ranks already running.
+  if (!ws.stop_file.empty() && std::filesystem::exists(ws.stop_file)) g_stop = true;
 
   const RankEnv& e = *env.env;
   Telemetry::Options topts;

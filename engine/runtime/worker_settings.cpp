@@ -100,6 +100,7 @@ WorkerSettingsResult read_worker_settings(const EnvLookup& get) {
   WorkerSettings& s = r.settings;
   s.monitor = text(get, "DDPDESK_MONITOR");
   s.token = text(get, "DDPDESK_TOKEN");
+  s.stop_file = text(get, "DDPDESK_STOP_FILE");
   s.fmnist_dir = text(get, "DDPDESK_FMNIST_DIR");
   s.gloo_socket_ifname = text(get, "GLOO_SOCKET_IFNAME");
 

@@ -29,6 +29,9 @@ struct WorkerSettings {
   // Set by the monitor for the ranks it starts.
   std::string monitor;  // DDPDESK_MONITOR: the monitor's socket; non-empty = stop if it dies
   std::string token;    // DDPDESK_TOKEN: the run's token, sent in the hello
+  // Set by ddpdesk's Slurm batch script: a stop asked for before this rank started (the file
+  // exists) stops it at its first step boundary, as a SIGTERM would.
+  std::string stop_file;  // DDPDESK_STOP_FILE
   // Where things are.
   std::string fmnist_dir;          // DDPDESK_FMNIST_DIR; empty: the system's (kSystemFmnistDir)
   std::string gloo_socket_ifname;  // GLOO_SOCKET_IFNAME (PyTorch's name): Gloo's network card

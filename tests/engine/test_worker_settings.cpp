@@ -40,6 +40,7 @@ TEST(WorkerSettings, NothingSetGivesTheDefaults) {
 TEST(WorkerSettings, EverySwitchIsRead) {
   const auto r = read({{"DDPDESK_MONITOR", "/run/user/1/ddpdesk/m.sock"},
                        {"DDPDESK_TOKEN", "abc"},
+                       {"DDPDESK_STOP_FILE", "/shared/run/stop-requested"},
                        {"DDPDESK_FMNIST_DIR", "/data/fmnist"},
                        {"GLOO_SOCKET_IFNAME", "eth1"},
                        {"DDPDESK_COMM", "gloo"},
@@ -51,6 +52,7 @@ TEST(WorkerSettings, EverySwitchIsRead) {
   const WorkerSettings& s = r.settings;
   EXPECT_EQ(s.monitor, "/run/user/1/ddpdesk/m.sock");
   EXPECT_EQ(s.token, "abc");
+  EXPECT_EQ(s.stop_file, "/shared/run/stop-requested");
   EXPECT_EQ(s.fmnist_dir, "/data/fmnist");
   EXPECT_EQ(s.gloo_socket_ifname, "eth1");
   EXPECT_EQ(s.cpu_comm, WorkerSettings::CpuComm::Gloo);

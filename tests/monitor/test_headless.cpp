@@ -238,6 +238,33 @@ class TestHeadless : public QObject {
     QVERIFY(allGone(pids));
   }
 
+  void oneCtrlCDeliveredTwiceIsOneRequest() {
+    // GNU timeout passes a SIGINT on to its child and then to the child's process group: two
+    // arrive within moments. That is one Ctrl+C (stop), not "Ctrl+C again" (kill); a press
+    // that comes later is. Rank 1 ignores the stop, so only a kill ends this run.
+    auto p = launch({"--nproc", "2"}, {{"FAKE_STEPS", "100000"},
+                                       {"FAKE_STEP_MS", "5"},
+                                       {"FAKE_HANG_RANK", "1"},
+                                       {"FAKE_HANG_STEP", "100000"}});
+    QString err;
+    QCOMPARE(waitForStart(*p, &err).size(), 2);
+    QVERIFY(waitForTraining(2));
+    // 50 ms apart, so the kernel does not merge them into one pending signal, as it does when
+    // the first has not been delivered yet.
+    ::kill(pid_t(p->processId()), SIGINT);
+    QTest::qSleep(50);
+    ::kill(pid_t(p->processId()), SIGINT);
+    QVERIFY(!p->waitForFinished(1000));  // a kill would have ended it by now
+    err += QString::fromUtf8(p->readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("stopping at the next step boundary")), qPrintable(err));
+    QVERIFY2(!err.contains(QLatin1String("killing the ranks")), qPrintable(err));
+    QTest::qSleep(500);
+    ::kill(pid_t(p->processId()), SIGINT);  // a second press
+    QVERIFY(p->waitForFinished(kTimeout));
+    err += QString::fromUtf8(p->readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("killing the ranks")), qPrintable(err));
+  }
+
   void ctrlCInATerminalReachesTheRanksOnce() {
     // A terminal sends SIGINT to the whole foreground process group. The ranks live in their
     // own group, so they get exactly one signal (the monitor's SIGTERM) and stop gracefully; a

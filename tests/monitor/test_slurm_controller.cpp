@@ -1,8 +1,10 @@
 // RunController's Slurm launcher against stand-in sbatch/squeue/scontrol/scancel scripts (the
 // real Slurm runs in tests/slurm/test_slurm_launcher.sh, where it is installed): a refused
 // submission leaves one line and no run directory; a submitted job's state comes from squeue,
-// then scontrol once squeue forgets it; Stop on a pending job cancels it (scancel without a
-// signal), and the run ends Stopped with slurm.json naming the job.
+// then scontrol once squeue forgets it; Stop on a job Slurm says is pending (it refuses the signal)
+// cancels it if it still is, and the run ends Stopped, nothing trained, with slurm.json naming
+// the job; Stop on a job last seen pending that has started since signals it (no cancel) and
+// writes the stop file its ranks check as they start.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -12,6 +14,7 @@
 #include <QtTest>
 
 #include "monitor_test_util.h"
+#include "pre_start_check.h"
 #include "qt_test_main.h"
 #include "run_controller.h"
 #include "run_directory.h"
@@ -82,7 +85,10 @@ class TestSlurmController : public QObject {
                        .arg(tmp.filePath("calls")));
     tool("scontrol",
          "echo 'JobId=4242 JobName=x'; echo '   JobState=CANCELLED Reason=None ExitCode=0:0'");
-    tool("scancel", "exit 0");
+    // Slurm's answer to a signal for a pending job.
+    tool("scancel",
+         "case \"$1\" in --signal=*) echo 'scancel: error: Kill job error on job id "
+         "4242: Job can not be altered now, try again later' >&2; exit 1;; esac");
     tool("sacct", "echo 'sacct: error: accounting storage is disabled' >&2; exit 1");
     RunController c;
     c.setWorkerProgram(ddpdesk::test::fakeWorker());
@@ -103,12 +109,77 @@ class TestSlurmController : public QObject {
     c.stop();
     QCOMPARE(c.state(), State::Stopping);
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
-    QVERIFY2(calls().contains("\nscancel 4242\n"), qPrintable(calls()));  // pending: no --signal
-    QVERIFY2(c.reason().contains("job 4242 was cancelled by the user"), qPrintable(c.reason()));
+    // The signal first; the cancel only after Slurm refused it (squeue polls may come between).
+    const qsizetype signalled = calls().indexOf("\nscancel --signal=TERM 4242\n");
+    QVERIFY2(signalled > 0, qPrintable(calls()));
+    QVERIFY2(calls().indexOf("\nscancel --state=PENDING 4242\n") > signalled, qPrintable(calls()));
+    QVERIFY2(!calls().contains("\nscancel 4242\n"), qPrintable(calls()));
+    QCOMPARE(
+        c.reason(),
+        QStringLiteral("job 4242 was cancelled before its ranks started: nothing was trained"));
     QVERIFY(calls().contains("scontrol show job 4242"));
     const auto st = RunDirectory::readStatus(tmp.filePath("pending"));
     QVERIFY(st);
     QCOMPARE(st->state, QStringLiteral("Stopped"));
+  }
+
+  // The last poll said pending, the job has started since (ddpdesk slow to poll under load): the
+  // stop must signal it, not cancel it (the ranks would die without a checkpoint).
+  void stopAfterStaleStateSignals() {
+    tool("sbatch", "echo 4243");
+    tool("squeue", QStringLiteral("grep -q scancel '%1' || echo 'PENDING|Priority|'")
+                       .arg(tmp.filePath("calls")));
+    tool("scontrol",
+         "echo 'JobId=4243 JobName=x'; echo '   JobState=COMPLETED Reason=None ExitCode=0:0'");
+    tool("scancel", "exit 0");  // running by now: the signal is taken
+    tool("sacct", "exit 1");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QString error;
+    QVERIFY2(c.start(spec("stale"), &error), qPrintable(error));
+    c.slurmJob()->setPollInterval(100);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4243 pending (Priority)"),
+                              30000);
+    c.stop();
+    QVERIFY(QFileInfo::exists(tmp.filePath("stale/stop-requested")));
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
+    QVERIFY2(calls().contains("\nscancel --signal=TERM 4243\n"), qPrintable(calls()));
+    QVERIFY2(!calls().contains("scancel 4243") && !calls().contains("--state=PENDING"),
+             qPrintable(calls()));
+    // The next job in this directory must not find the stop.
+    RunSpec again = spec("stale");
+    again.resume = tmp.filePath("stale").toStdString();
+    RunController d;
+    d.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QVERIFY2(d.start(again, &error), qPrintable(error));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("stale/stop-requested")));
+    d.kill();
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(d.state()), 30000);
+  }
+
+  // A Slurm spec goes through the pre-start checks (the queue's and headless's): sbatch
+  // --test-only on its script, whose refusal is the one line; nothing is written or submitted.
+  void preStartCheckAsksSbatch() {
+    tool("sbatch",
+         "case \"$1\" in --test-only) echo 'sbatch: error: Invalid partition name specified' "
+         ">&2; exit 1;; esac; echo 4244");
+    RunSpec s = spec("checked");
+    s.slurm_partition = "nosuch";
+    QVERIFY(needsPreStartCheck(s));
+    PreStartCheck check;
+    QSignalSpy done(&check, &PreStartCheck::finished);
+    check.start(s, ddpdesk::test::fakeWorker());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    QCOMPARE(done.at(0).at(0).toString(),
+             QStringLiteral("sbatch: error: Invalid partition name specified"));
+    QCOMPARE(checkBeforeStartNow(s, ddpdesk::test::fakeWorker()).problem,
+             QStringLiteral("sbatch: error: Invalid partition name specified"));
+    QVERIFY2(calls().startsWith("sbatch --test-only /"), qPrintable(calls()));
+    QVERIFY2(!calls().contains("--parsable"), qPrintable(calls()));
+    QVERIFY(!QFileInfo::exists(tmp.filePath("checked")));
+    // Taken: no problem, and still nothing submitted.
+    tool("sbatch", "exit 0");
+    QVERIFY(checkBeforeStartNow(s, ddpdesk::test::fakeWorker()).ok());
   }
 
   void missingSbatchIsOneLine() {

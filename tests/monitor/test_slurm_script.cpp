@@ -1,5 +1,6 @@
 // The batch script for a Slurm run: its #SBATCH lines for the spec's launcher fields, the srun
-// line with each rank's output in its own file, quoting, and resume.
+// line with each rank's output in its own file, the stop file the ranks are told of, quoting,
+// and resume.
 #include <QtTest>
 
 #include "qt_test_main.h"
@@ -33,6 +34,8 @@ class TestSlurmScript : public QObject {
         "\n"
         "# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;\n"
         "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.\n"
+        "# A stop asked for before the ranks start: they see this file and stop.\n"
+        "export DDPDESK_STOP_FILE=/shared/runs/r1/stop-requested\n"
         "srun --kill-on-bad-exit=1 --output=/shared/runs/r1/rank-%t.log "
         "/opt/ddpdesk/bin/ddpdesk-worker --config /shared/runs/r1/spec.json "
         "--run-dir /shared/runs/r1\n");
@@ -71,6 +74,7 @@ class TestSlurmScript : public QObject {
   void paths() {
     QCOMPARE(slurmScriptPath(QStringLiteral("/r")), QStringLiteral("/r/job.sbatch"));
     QCOMPARE(slurmRankOutputPath(QStringLiteral("/r"), 3), QStringLiteral("/r/rank-3.log"));
+    QCOMPARE(slurmStopFilePath(QStringLiteral("/r")), QStringLiteral("/r/stop-requested"));
   }
 };
 

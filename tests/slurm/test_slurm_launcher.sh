@@ -3,8 +3,10 @@
 # two-task CPU fmnist-mlp job with sbatch, follows it live, stops it gracefully (Ctrl+C:
 # scancel --signal=TERM, the ranks checkpoint and exit 0), resumes it as a new job from the
 # checkpoint (its last parameters bitwise those of an uninterrupted local run), names the rank of
-# a job whose rank dies with its node and output tail, and refuses bad input in one line with
-# exit 2 and no run directory left: sbatch missing, a partition the cluster lacks, a bad time.
+# a job whose rank dies with its node and output tail, stops the job in each of its states (ddpdesk
+# starved past the job's start, still pending, running before its step), runs a queue whose
+# first entry sbatch --test-only refuses, and refuses bad input in one line with exit 2 and no
+# run directory left: sbatch missing, a partition the cluster lacks, a bad time.
 #   with_slurm.sh tests/slurm/test_slurm_launcher.sh WORKER DDPDESK
 set -uo pipefail
 worker=$1
@@ -49,43 +51,57 @@ reference=$(steps "$tmp/local/metrics/rank-0.jsonl" | tail -n 1)
 [ -n "$reference" ] || { echo "FAIL: no steps in the local run"; exit 1; }
 echo "reference: step/hash $reference ($((SECONDS - t0)) s)"
 
-# 1. Submit, watch live, stop gracefully. Rank 0 is slowed (40 ms per micro-step) so the stop
-#    lands mid-run.
+# Stops: stop_when NAME CONDITION runs ddpdesk on a Slurm job in $tmp/NAME (its output in
+# $tmp/NAME.out/.err; more flags in stop_args) with rank 0 slowed (40 ms per micro-step) so a stop
+# lands mid-run, sends Ctrl+C once CONDITION holds, and expects exit 130, Stopped and no process
+# left.
+stop_when() {  # name condition: ddpdesk with the spec and stop_args, stopped once condition holds
+  local name=$1 rc
+  DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+    "${stop_args[@]}" --run-dir "$tmp/$name" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  dd_pid=$!
+  for _ in $(seq 1200); do "$2" && break; kill -0 "$dd_pid" 2>/dev/null || break; sleep 0.05; done
+  "$2" || bad "$name: the condition to stop at ($2) never held"
+  [ -n "$frozen" ] && kill -CONT "$frozen"
+  kill -INT "$dd_pid"
+  wait "$dd_pid"
+  rc=$?
+  dd_pid=
+  [ "$rc" -eq 130 ] || { bad "$name: exit $rc, expected 130"; tail -n 20 "$tmp/$name.err"; }
+  grep -q '"state": "Stopped"' "$tmp/$name/status.json" || bad "$name: status.json not Stopped"
+  no_rank_left "$name"
+}
+stopped_with_checkpoint() {  # name: both ranks stopped, a checkpoint, the job completed
+  ls "$tmp/$1"/checkpoints/step-*.pt >/dev/null 2>&1 || bad "$1: no checkpoint after the stop"
+  for r in 0 1; do
+    grep -q '"outcome": *"stopped"' "$tmp/$1/rank-$r.exit.json" 2>/dev/null ||
+      bad "$1: rank $r did not exit as stopped: $(cat "$tmp/$1/rank-$r.exit.json" 2>/dev/null)"
+  done
+  grep -q "ended: COMPLETED" "$tmp/$1/monitor.log" ||
+    bad "$1: the job did not complete: $(grep ended "$tmp/$1/monitor.log")"
+}
+
+# 1. Submit, watch live, stop gracefully.
 run=$tmp/run
-DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" --slurm-time 5 \
-  --run-dir "$run" >"$tmp/first.out" 2>"$tmp/first.err" &
-dd_pid=$!
 live=0
-for _ in $(seq 600); do
-  n=$(steps "$run/metrics/rank-0.jsonl" | wc -l)
-  if [ "$n" -ge 5 ]; then
-    # Steps arrived while Slurm still calls the job running.
-    job=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job_id"])' "$run/slurm.json" 2>/dev/null)
-    [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ] && live=1
-    break
-  fi
-  kill -0 "$dd_pid" 2>/dev/null || break
-  sleep 0.1
-done
+five_steps_live() {
+  [ "$(steps "$run/metrics/rank-0.jsonl" | wc -l)" -ge 5 ] || return 1
+  # Steps arrived while Slurm still calls the job running.
+  job=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job_id"])' "$run/slurm.json" 2>/dev/null)
+  [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ] && live=1
+  return 0
+}
+stop_args=(--slurm-time 5)
+frozen=
+stop_when run five_steps_live
 [ "$live" -eq 1 ] || bad "no steps arrived while the job was running"
-kill -INT "$dd_pid"
-wait "$dd_pid"
-rc=$?
-dd_pid=
-[ "$rc" -eq 130 ] || { bad "stopped run exited $rc, expected 130"; tail -n 20 "$tmp/first.err"; }
+stopped_with_checkpoint run
 grep -q "^#SBATCH --ntasks-per-node=2" "$run/job.sbatch" || bad "no job.sbatch with --ntasks-per-node=2"
 grep -q "^#SBATCH --time=5$" "$run/job.sbatch" || bad "no --time=5 in job.sbatch"
-grep -q "job $job submitted: batch script $run/job.sbatch" "$tmp/first.err" || bad "no 'job $job submitted' line"
-grep -q "job $job running on " "$tmp/first.err" || { bad "no 'job $job running on' line"; cat "$tmp/first.err"; }
-grep -q '"state": "Stopped"' "$run/status.json" || bad "status.json is not Stopped: $(cat "$run/status.json")"
-ls "$run"/checkpoints/step-*.pt >/dev/null 2>&1 || bad "no checkpoint after the stop"
-for r in 0 1; do
-  grep -q '"outcome": *"stopped"' "$run/rank-$r.exit.json" 2>/dev/null ||
-    bad "rank $r did not exit as stopped: $(cat "$run/rank-$r.exit.json" 2>/dev/null)"
-done
+grep -q "job $job submitted: batch script $run/job.sbatch" "$tmp/run.err" || bad "no 'job $job submitted' line"
+grep -q "job $job running on " "$tmp/run.err" || { bad "no 'job $job running on' line"; cat "$tmp/run.err"; }
 stopped_at=$(steps "$run/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)
 [ "${stopped_at:-50}" -lt 50 ] || bad "the stop came after the last step ($stopped_at)"
-no_rank_left "after the stop"
 echo "stopped job $job at step $stopped_at"
 
 # 2. Resume: a new job from the checkpoint, in the same directory.
@@ -117,7 +133,81 @@ grep -q '"state": "Failed"' "$tmp/dies/status.json" || bad "status.json of the d
 no_rank_left "after the rank died"
 echo "a dying rank: $(grep -m1 "run failed" "$tmp/dies.err")"
 
-# 4. Bad input: one line, exit 2, no run directory.
+# 4. Stops in every state of the job, with stop_when and stopped_with_checkpoint as in 1.
+# a. ddpdesk starved (SIGSTOP) from its first poll (pending) until the job ran 5 steps: its last
+#    word on the job is stale, yet the stop must signal the ranks, not cancel the job (which
+#    killed them without a checkpoint under load).
+frozen=
+stale_five_steps() {
+  grep -q "job [0-9]* pending" "$tmp/stale/monitor.log" 2>/dev/null || return 1
+  if [ -z "$frozen" ]; then frozen=$(pgrep -P "$dd_pid"); kill -STOP "$frozen"; fi
+  [ "$(steps "$tmp/stale/metrics/rank-0.jsonl" | wc -l)" -ge 5 ]
+}
+stop_args=()
+stop_when stale stale_five_steps
+frozen=
+stopped_with_checkpoint stale
+echo "stale state: $(grep -m1 "signalled\|state=PENDING" "$tmp/stale/monitor.log" | cut -d' ' -f2-)"
+# b. Pending (held): cancelled, nothing trained.
+held() { [ "$(squeue -h -n ddpdesk-fmnist-mlp -o %r 2>/dev/null)" = JobHeldUser ]; }
+stop_args=(--slurm-extra --hold)
+stop_when held held
+grep -q "cancelled before its ranks started: nothing was trained" "$tmp/held.err" ||
+  bad "held: no 'nothing was trained': $(tail -n 3 "$tmp/held.err")"
+[ ! -e "$tmp/held/metrics/rank-0.jsonl" ] || bad "held: a rank ran"
+[ -z "$(squeue -h 2>/dev/null)" ] || bad "held: the job is still queued: $(squeue -h)"
+echo "held: $(tail -n 1 "$tmp/held.err")"
+# c. Running, the batch shell not at its step yet: an srun first on PATH that waits for the stop
+#    (as a slow prolog or a busy node would keep it), then starts the ranks, which find the stop
+#    file.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/srun" <<EOF
+#!/bin/bash
+touch "$tmp/in-srun"
+for _ in \$(seq 200); do [ -e stop-requested ] && break; sleep 0.05; done
+PATH='$PATH' exec srun "\$@"
+EOF
+chmod +x "$tmp/bin/srun"
+in_srun() { [ -e "$tmp/in-srun" ]; }
+stop_args=()
+PATH=$tmp/bin:$PATH stop_when nostep in_srun
+stopped_with_checkpoint nostep
+echo "no step yet: stopped at step $(steps "$tmp/nostep/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)"
+
+# 5. A queue of Slurm runs goes through the checks of a single run: sbatch --test-only refuses
+#    the entry whose partition the cluster lacks (one line, no job, no run directory) and the
+#    queue goes on with the next, which runs as a job.
+cat >"$tmp/queue.json" <<EOF
+{"entries": [
+  {"spec": {"task": "fmnist-mlp", "dataset_size": 640, "epochs": 1, "batch_size": 16,
+            "launcher": "slurm", "slurm_nodes": 1, "slurm_tasks_per_node": 2,
+            "slurm_partition": "nosuchpartition", "system_interval": 0}},
+  {"spec": {"task": "fmnist-mlp", "dataset_size": 640, "epochs": 1, "batch_size": 16,
+            "launcher": "slurm", "slurm_nodes": 1, "slurm_tasks_per_node": 2,
+            "system_interval": 0}}]}
+EOF
+rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+timeout 120 "$ddpdesk" --headless --queue "$tmp/queue.json" >"$tmp/queue.out" 2>"$tmp/queue.err"
+rc=$?
+[ "$rc" -eq 1 ] || { bad "queue: exit $rc, expected 1 (one entry failed)"; tail -n 20 "$tmp/queue.err"; }
+/usr/bin/python3 - "$tmp/queue.json" <<'EOF' || bad "queue: entries not as expected: $(cat "$tmp/queue.json")"
+import json, os, sys
+e = json.load(open(sys.argv[1]))["entries"]
+# sbatch --test-only's words ("sbatch: allocation failure: ..."), not a submission's
+want = "could not start: sbatch: allocation failure: Invalid partition name specified"
+assert e[0]["state"] == "failed" and e[0]["reason"] == want, e[0]
+assert not e[0].get("run_dir") or not os.path.exists(e[0]["run_dir"]), e[0]
+assert e[1]["state"] == "finished", e[1]
+EOF
+[ "$(ls "$XDG_DATA_HOME/ddpdesk/runs" | wc -l)" -eq 1 ] ||
+  bad "queue: run directories: $(ls "$XDG_DATA_HOME/ddpdesk/runs")"
+grep -q "queue: run 1 could not start: sbatch: allocation failure: Invalid partition" "$tmp/queue.err" ||
+  bad "queue: no line for the refused entry: $(cat "$tmp/queue.err")"
+no_rank_left "after the queue"
+echo "queue: $(grep -m1 "Invalid partition" "$tmp/queue.err")"
+rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+
+# 6. Bad input: one line, exit 2, no run directory.
 bad_input() {  # name expected-text command...
   local name=$1 want=$2; shift 2
   "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"

@@ -43,6 +43,10 @@ munged --foreground --force --socket="$dir/munge/munge.sock" --key-file="$dir/mu
   --seed-file="$dir/munge/munge.seed" 2>>"$dir/munge/munged.log" &
 pids+=($!); disown
 
+# Job ids from a random start: the ranks' default MASTER_PORT is derived from the job id, and two
+# private clusters on one machine (tests of several checkouts at once) both numbering from 1
+# would give their concurrent jobs one port, so ranks of different jobs met in one rendezvous.
+first_job=$((1 + RANDOM % 9000))
 node=$(hostname -s)
 cpus=$(nproc --all)  # not nproc: it obeys OMP_NUM_THREADS, which tests set to 1
 cat >"$dir/slurm.conf" <<CONF
@@ -69,6 +73,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 ReturnToService=2
+FirstJobId=$first_job
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

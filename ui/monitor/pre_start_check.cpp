@@ -13,10 +13,17 @@ bool needsProbe(const RunSpec& spec) {
   return spec.device == "cuda" && !spec.is_slurm();
 }
 
+void addSlurmVerdict(PreStartVerdict* v, const SlurmSubmitVerdict& slurm) {
+  v->problem = slurm.problem;
+  if (!slurm.warning.isEmpty())
+    v->warning =
+        v->warning.isEmpty() ? slurm.warning : v->warning + QStringLiteral("; ") + slurm.warning;
+}
+
 }  // namespace
 
 bool needsPreStartCheck(const RunSpec& spec) {
-  return needsProbe(spec) || needsTaskCheck(spec);
+  return needsProbe(spec) || needsTaskCheck(spec) || spec.is_slurm();
 }
 
 PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
@@ -39,7 +46,9 @@ PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker) 
   }
   std::optional<TaskCheckResult> check;
   if (needsTaskCheck(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
-  return preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
+  PreStartVerdict v = preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
+  if (v.ok() && spec.is_slurm()) addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
+  return v;
 }
 
 PreStartCheck::PreStartCheck(QObject* parent) : QObject(parent) {}
@@ -52,6 +61,8 @@ void PreStartCheck::cancel() {
   probe_ = nullptr;
   delete check_;
   check_ = nullptr;
+  delete slurm_;
+  slurm_ = nullptr;
   running_ = false;
 }
 
@@ -73,8 +84,12 @@ void PreStartCheck::start(const RunSpec& spec, const QString& worker) {
 
 void PreStartCheck::onProbe(const ProbeResult& probe) {
   probeResult_ = probe;
-  if ((probed_ && !cudaShortage(spec_, probe).isEmpty()) || !needsTaskCheck(spec_)) {
+  if (probed_ && !cudaShortage(spec_, probe).isEmpty()) {
     finish();
+    return;
+  }
+  if (!needsTaskCheck(spec_)) {
+    onCheck(TaskCheckResult());
     return;
   }
   check_ = new TaskCheck(this);
@@ -84,19 +99,35 @@ void PreStartCheck::onProbe(const ProbeResult& probe) {
 
 void PreStartCheck::onCheck(const TaskCheckResult& check) {
   checkResult_ = check;
+  const PreStartVerdict v =
+      preStartVerdict(spec_, probed_ ? &probeResult_ : nullptr, check_ ? &checkResult_ : nullptr);
+  if (!v.ok() || !spec_.is_slurm()) {
+    finish();
+    return;
+  }
+  slurm_ = new SlurmSubmitCheck(this);
+  connect(slurm_, &SlurmSubmitCheck::finished, this, &PreStartCheck::onSlurm);
+  slurm_->start(spec_, worker_);
+}
+
+void PreStartCheck::onSlurm(const SlurmSubmitVerdict& verdict) {
+  slurmVerdict_ = verdict;
   finish();
 }
 
 void PreStartCheck::finish() {
-  const PreStartVerdict v =
+  PreStartVerdict v =
       preStartVerdict(spec_, probed_ ? &probeResult_ : nullptr, check_ ? &checkResult_ : nullptr);
+  if (v.ok() && slurm_) addSlurmVerdict(&v, slurmVerdict_);
   running_ = false;
   // Not deleted here: this runs inside their own finished() signal. Children, so that the
   // last ones go with this object even when no event loop runs any more.
   if (probe_) probe_->deleteLater();
   if (check_) check_->deleteLater();
+  if (slurm_) slurm_->deleteLater();
   probe_ = nullptr;
   check_ = nullptr;
+  slurm_ = nullptr;
   Q_EMIT finished(v.problem, v.warning);
 }
 

@@ -2,7 +2,9 @@
 // from (headless, the queue, a sweep; the form's Start gates on the same two answers as they
 // arrive): what only this machine can tell about a spec. A CUDA run it cannot hold (the
 // worker's device probe, device_probe.h) and user-task files the worker's dry run rejects
-// (task_check.h) are bad input: one line, nothing started. A probe or a check that itself fails
+// (task_check.h) are bad input: one line, nothing started; so is a Slurm job sbatch would refuse
+// (`sbatch --test-only`, slurm_submit_check.h: a partition, account or time limit the cluster
+// does not have). A probe or a check that itself fails
 // is no verdict on the spec: a warning, and the ranks report the rest as they start.
 // Widget-free: part of the monitor core.
 #pragma once
@@ -12,6 +14,7 @@
 
 #include "device_probe.h"
 #include "run_spec.h"
+#include "slurm_submit_check.h"
 #include "task_check.h"
 
 namespace ddpdesk {
@@ -22,7 +25,7 @@ struct PreStartVerdict {
   bool ok() const { return problem.isEmpty(); }
 };
 
-// Whether a spec needs any of the checks (a CUDA device, or a user task).
+// Whether a spec needs any of the checks (a CUDA device, a user task, or a Slurm job).
 bool needsPreStartCheck(const RunSpec& spec);
 // The verdict from the answers; either may be null where the spec does not need it.
 PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
@@ -31,7 +34,7 @@ PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
 PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker);
 
 // The same in the background (the queue, in the window and headless): the probe, then the dry
-// run, each only where the spec needs it.
+// run, then sbatch --test-only, each only where the spec needs it.
 class PreStartCheck : public QObject {
   Q_OBJECT
  public:
@@ -50,14 +53,17 @@ class PreStartCheck : public QObject {
  private:
   void onProbe(const ProbeResult& probe);
   void onCheck(const TaskCheckResult& check);
+  void onSlurm(const SlurmSubmitVerdict& verdict);
   void finish();
 
   DeviceProbe* probe_ = nullptr;  // children, while running
   TaskCheck* check_ = nullptr;
+  SlurmSubmitCheck* slurm_ = nullptr;
   RunSpec spec_;
   QString worker_;
   ProbeResult probeResult_;
   TaskCheckResult checkResult_;
+  SlurmSubmitVerdict slurmVerdict_;
   bool probed_ = false;
   bool running_ = false;
 };

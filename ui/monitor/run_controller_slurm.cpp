@@ -65,6 +65,8 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
   }
   const qint64 history = QFileInfo(RunDirectory::metricsPath(path)).size();
   const QString script = slurmScriptPath(path);
+  // An earlier job's stop must not stop this one's ranks as they start.
+  QFile::remove(slurmStopFilePath(path));
   if (!dir->writeSpec(spec, &err) ||
       !writeFileAtomically(script, slurmBatchScript(spec, path, program, resume).toUtf8(), &err)) {
     undoCreate();
@@ -106,6 +108,11 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
   connect(slurm_, &SlurmJob::statusChanged, this, &RunController::onSlurmStatus);
   connect(slurm_, &SlurmJob::ended, this, &RunController::finalizeSlurm);
   connect(slurm_, &SlurmJob::warning, this, &RunController::warning);
+  connect(slurm_, &SlurmJob::stopSent, this, [this](bool wasPending) {
+    if (dir_)
+      dir_->logEvent(wasPending ? QStringLiteral("the job was pending: scancel --state=PENDING")
+                                : QStringLiteral("the job's steps were signalled"));
+  });
   launcher_status_ = QStringLiteral("submitting %1").arg(script);
   dir_->logEvent(
       QStringLiteral("%1 a Slurm job of %2 rank(s): sbatch %3")
@@ -179,8 +186,17 @@ void RunController::onSlurmStatus(const SlurmJobStatus& s) {
 }
 
 void RunController::stopSlurm(bool graceful) {
+  if (graceful) {
+    // First the file, then the signal: ranks running by then get the signal, and ranks that
+    // start later (the batch shell had not reached srun, or srun's step was not up yet) find
+    // the file (DDPDESK_STOP_FILE in the batch script) and stop at their first step boundary.
+    QString err;
+    if (!writeFileAtomically(slurmStopFilePath(run_dir_path_), QByteArray(), &err))
+      Q_EMIT warning(err);
+  }
   if (dir_)
-    dir_->logEvent(graceful ? QStringLiteral("stop requested: scancel --signal=TERM")
+    dir_->logEvent(graceful ? QStringLiteral("stop requested: %1 and scancel --signal=TERM")
+                                  .arg(slurmStopFilePath(run_dir_path_))
                             : QStringLiteral("kill requested: scancel"));
   if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
   if (slurm_->jobId().isEmpty()) return;  // sbatch has not answered: onSlurmSubmitted stops it
@@ -261,7 +277,12 @@ void RunController::finalizeSlurm(const SlurmJobStatus& s) {
         QStringLiteral(" reached its time limit; the ranks stopped at step %1").arg(progress.step);
   } else if (s.state == S::Cancelled) {
     final = State::Stopped;
-    reason_ = job + QStringLiteral(" was cancelled by the user at step %1").arg(progress.step);
+    const bool noRank = !follower_ || follower_->ranks().empty();
+    reason_ =
+        noRank ? job + QStringLiteral(
+                           " was cancelled before its ranks started: nothing was "
+                           "trained")
+               : job + QStringLiteral(" was cancelled by the user at step %1").arg(progress.step);
   } else if (stop_requested_ || anyStopped) {
     final = State::Stopped;
     reason_ = stop_requested_ ? QStringLiteral("stopped by the user at step %1").arg(progress.step)

@@ -1,6 +1,8 @@
 // SignalNotifier: turns POSIX signals (Ctrl+C's SIGINT, SIGTERM) into a Qt signal on the event
 // loop, through the self-pipe trick: the handler only write()s one byte, a QSocketNotifier reads
-// it. Used by headless mode to stop a run gracefully, like the Stop button.
+// it. Used by headless mode to stop a run gracefully, like the Stop button. A signal repeated
+// within 500 ms of the same one is dropped: one Ctrl+C delivered twice (GNU timeout signals its
+// child and then its process group) must not read as "Ctrl+C again".
 #pragma once
 
 #include <QObject>

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 
 #include "cluster_command.h"
+#include "slurm_submit_check.h"
 
 namespace ddpdesk {
 namespace {
@@ -33,9 +34,7 @@ void SlurmJob::submit(const QString& scriptPath) {
                    if (!r.ok() || !numeric) {
                      Q_EMIT submitFailed(r.ok() ? QStringLiteral("sbatch printed no job id: '%1'")
                                                       .arg(QString::fromLocal8Bit(r.out).trimmed())
-                                         : r.problem().startsWith(QLatin1String("sbatch"))
-                                             ? r.problem()
-                                             : QStringLiteral("sbatch: ") + r.problem());
+                                                : sbatchFailure(r));
                      return;
                    }
                    Q_EMIT submitted(id);
@@ -131,15 +130,26 @@ void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
 
 void SlurmJob::stop() {
   if (id_.isEmpty() || ended_) return;
-  // Pending (or not seen running yet): nothing runs that could checkpoint, so it is simply
-  // taken out of the queue; a signal would reach no step and leave it queued.
-  QStringList argv = {QStringLiteral("scancel")};
-  if (known_ && status_.state != SlurmJobStatus::State::Pending)
-    argv << QStringLiteral("--signal=TERM");
-  argv << id_;
-  commands_->run(argv, [this](const ClusterCommand::Result& r) {
-    if (!r.ok()) Q_EMIT warning(QStringLiteral("scancel: ") + r.problem());
-  });
+  // The state seen last may be stale (a poll up to a second old, later under load): a job that
+  // started since must get the signal, not a cancel, or its ranks die without a checkpoint. So
+  // the signal goes first; Slurm refuses to signal a job that is still pending ("Job can not be
+  // altered now"), and only then is the job taken out of the queue — with --state=PENDING, so a
+  // job that started in between is not cancelled (its ranks find the stop file and stop).
+  commands_->run({QStringLiteral("scancel"), QStringLiteral("--signal=TERM"), id_},
+                 [this](const ClusterCommand::Result& r) {
+                   if (r.ok() || ended_) {
+                     if (r.ok()) Q_EMIT stopSent(false);
+                     return;
+                   }
+                   commands_->run(
+                       {QStringLiteral("scancel"), QStringLiteral("--state=PENDING"), id_},
+                       [this](const ClusterCommand::Result& c) {
+                         if (!c.ok())
+                           Q_EMIT warning(QStringLiteral("scancel: ") + c.problem());
+                         else
+                           Q_EMIT stopSent(true);
+                       });
+                 });
 }
 
 void SlurmJob::cancel() {

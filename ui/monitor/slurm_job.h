@@ -3,7 +3,8 @@
 // longer lists it, `scontrol show job` (slurmctld remembers ended jobs for MinJobAge, 300 s by
 // default) or, when slurmctld has forgotten it, `sacct` (which needs accounting, slurmdbd).
 // Stop signals the job's steps (`scancel --signal=TERM`: the ranks vote, checkpoint and exit 0;
-// a job still pending is cancelled instead), kill cancels it (`scancel`).
+// a job Slurm says is still pending is cancelled instead, `scancel --state=PENDING`), kill
+// cancels it (`scancel`).
 #pragma once
 
 #include <QObject>
@@ -30,7 +31,8 @@ class SlurmJob : public QObject {
   void submit(const QString& scriptPath);
   // Follows a job submitted earlier (no sbatch).
   void track(const QString& jobId);
-  void stop();    // graceful (see above)
+  void stop();  // graceful (see above); stopSent() tells what was done
+
   void cancel();  // scancel
 
   QString jobId() const { return id_; }
@@ -41,6 +43,9 @@ class SlurmJob : public QObject {
  Q_SIGNALS:
   void submitted(const QString& jobId);
   void submitFailed(const QString& line);  // sbatch's own words, one line
+  // Stop's scancel went through: the job's steps were signalled, or (wasPending) Slurm refused
+  // the signal for a pending job and it was cancelled if it still was.
+  void stopSent(bool wasPending);
   void statusChanged(const ddpdesk::SlurmJobStatus& status);
   void ended(const ddpdesk::SlurmJobStatus& status);
   // A query or scancel failed (the job goes on being tracked).

@@ -16,6 +16,10 @@ QString slurmRankOutputPath(const QString& runDir, int rank) {
   return RunDirectory::logPath(runDir, rank);
 }
 
+QString slurmStopFilePath(const QString& runDir) {
+  return runDir + QStringLiteral("/stop-requested");
+}
+
 QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QString& worker,
                          const QString& resume) {
   QStringList lines;
@@ -41,6 +45,9 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
   lines << QStringLiteral("# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;");
   lines << QStringLiteral(
       "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.");
+  lines << QStringLiteral(
+      "# A stop asked for before the ranks start: they see this file and stop.");
+  lines << QStringLiteral("export DDPDESK_STOP_FILE=") + shellQuote(slurmStopFilePath(runDir));
   QStringList cmd = {
       QStringLiteral("srun"),
       QStringLiteral("--kill-on-bad-exit=1"),

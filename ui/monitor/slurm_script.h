@@ -4,11 +4,15 @@
 //   #SBATCH --nodes=N / --ntasks-per-node=T / [--partition, --time, --account]
 //   #SBATCH --output=<run_dir>/slurm-%j.out       (the batch shell's own output)
 //   #SBATCH <each slurm_extra option>
+//   export DDPDESK_STOP_FILE=<run_dir>/stop-requested
 //   srun --kill-on-bad-exit=1 --output=<run_dir>/rank-%t.log <worker> --config <run_dir>/spec.json
 //        --run-dir <run_dir> [--resume X]
 // srun's --output with %t gives every rank its own file (stderr follows stdout there when no
 // --error is given), so a failed rank's last lines can be shown; --kill-on-bad-exit ends the
-// others when one fails instead of leaving them waiting in a collective.
+// others when one fails instead of leaving them waiting in a collective. DDPDESK_STOP_FILE: a
+// rank that starts after ddpdesk asked the job to stop (the file exists) stops at its first step
+// boundary, as one that got the stop's SIGTERM does; scancel's signal reaches only ranks already
+// running (docs/cluster.md, "Stop, kill, resume").
 #pragma once
 
 #include <QString>
@@ -24,5 +28,6 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
 // Where the script and each rank's output go in a run directory.
 QString slurmScriptPath(const QString& runDir);                // <runDir>/job.sbatch
 QString slurmRankOutputPath(const QString& runDir, int rank);  // <runDir>/rank-N.log
+QString slurmStopFilePath(const QString& runDir);              // <runDir>/stop-requested
 
 }  // namespace ddpdesk
