@@ -72,6 +72,7 @@ bool MirrorStream::apply(std::string_view record, QString* error) {
   }
   if (kind == "R") {
     if (w.size() < 2 || !toRank(w[1], &rank)) return bad();
+    inodes_[rank] = w.value(3);
     return reset(rank, QString::fromLatin1(w.value(2)), error);
   }
   if (kind == "D") {
@@ -118,6 +119,27 @@ bool MirrorStream::append(int rank, qint64 offset, const QByteArray& bytes, QStr
   }
   it->second += bytes.size();
   return true;
+}
+
+void MirrorStream::newConnection() {
+  lines_.clear();
+  pending_.clear();
+  hello_ = false;
+}
+
+QStringList MirrorStream::resumeState() const {
+  QStringList out;
+  for (const auto& [rank, size] : sizes_) {
+    QFile f(RunFollower::rankFile(dir_, rank));
+    const QByteArray head = f.open(QIODevice::ReadOnly) ? f.read(std::min<qint64>(size, 128)) : "";
+    const auto inode = inodes_.find(rank);
+    out << QStringLiteral("%1:%2:%3:%4")
+               .arg(rank)
+               .arg(QString::fromLatin1(inode == inodes_.end() ? QByteArray() : inode->second))
+               .arg(size)
+               .arg(QString::fromLatin1(head.toBase64()));
+  }
+  return out;
 }
 
 std::optional<bool> MirrorStream::alive(int rank, qint64 pid) const {

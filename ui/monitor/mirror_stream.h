@@ -12,6 +12,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <map>
 #include <optional>
@@ -33,7 +34,15 @@ class MirrorStream {
   void setBeforeReset(std::function<void()> f) { before_reset_ = std::move(f); }
   void setOnPoll(std::function<void()> f) { on_poll_ = std::move(f); }
 
-  bool hasHello() const { return hello_; }
+  // A new connection to the remote loop: what the last one left unfinished (a record cut in the
+  // middle, pid checks of an unfinished poll) is dropped; the mirror's files stay as they are.
+  void newConnection();
+  // What the mirror holds, for the remote loop of a new connection to go on from
+  // (remote_follow_script.h): per rank file "rank:inode:bytes:base64 of the first
+  // min(bytes,128) bytes".
+  QStringList resumeState() const;
+
+  bool hasHello() const { return hello_; }  // of the current connection
   const QString& remoteHost() const { return host_; }
   qint64 polls() const { return polls_; }
   qint64 resets() const { return resets_; }
@@ -59,6 +68,7 @@ class MirrorStream {
   qint64 resets_ = 0;
   std::map<int, qint64> sizes_;
   std::map<int, QString> reset_reasons_;
+  std::map<int, QByteArray> inodes_;  // of the remote file, as its last "R" named it
   struct Check {
     qint64 pid = 0;
     bool alive = false;

@@ -15,4 +15,10 @@ QStringList sshCommand() {
   return words;
 }
 
+int sshReconnectSeconds() {
+  bool ok = false;
+  const int s = qEnvironmentVariableIntValue("DDPDESK_SSH_RECONNECT_S", &ok);
+  return ok && s >= 0 ? s : 120;
+}
+
 }  // namespace ddpdesk::settings

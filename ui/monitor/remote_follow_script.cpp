@@ -7,11 +7,37 @@ namespace ddpdesk {
 // pid, comes first). The file is opened once per poll (fd 3) and stat'ed and read through that
 // descriptor, so inode, size and bytes belong to one file even while it is being replaced.
 // A read cut short by a truncation is caught by the next poll (size below the offset).
+//
+// A reconnecting follow passes what its mirror holds (rank:inode:bytes:base64 of the first
+// min(bytes,128) of them), so the loop goes on where the last connection left off: the same
+// checks then decide whether the file is still the one mirrored (same inode, not shorter, same
+// first bytes) or is read again from its start. The pid of its last hello and where its last
+// unfinished line starts are found again by scanning the mirrored bytes in the remote file.
 QString remoteFollowScript() {
-  return QStringLiteral(R"SH(dir=$1; iv=$2
+  return QStringLiteral(R"SH(dir=$1; iv=$2; shift 2
 case $dir in "~/"*) dir=$HOME/${dir#"~/"} ;; esac
 [ -d "$dir" ] || { echo "no such directory: $dir" >&2; exit 3; }
 cd "$dir" || exit 3
+# scan FILE FROM TO: the bytes of complete lines in [FROM,TO) and the pid of the last hello there.
+scan() {
+  tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2)) | LC_ALL=C awk -v total=$(($3 - $2)) '
+    { n += length($0) + 1; if (n > total) exit; done = n
+      if ($0 ~ /"type":"hello"/ && match($0, /"pid":[0-9]+[,}]/))
+        p = substr($0, RSTART + 6, RLENGTH - 7) }
+    END { print done + 0, p + 0 }'
+}
+for s; do
+  n=${s%%:*}; r=${s#*:}; ino=${r%%:*}; r=${r#*:}; oo=${r%%:*}; b=${r#*:}
+  case $n:$oo in *[!0-9:]*|:*|*:) continue ;; esac
+  op=; pid=; ls=0
+  if [ "$oo" -gt 0 ]; then
+    op=$(printf '%s' "$b" | base64 -d | cksum)
+    r=$(scan "metrics/rank-$n.jsonl" 0 "$oo" 2>/dev/null); ls=${r% *}; pid=${r#* }
+    case $ls in ''|*[!0-9]*) ls=0 ;; esac
+    [ "$pid" = 0 ] && pid=
+  fi
+  eval "i$n=\$ino o$n=\$oo p$n=\$op h$n=\$pid l$n=\$ls"
+done
 if [ -f spec.json ]; then printf 'S '; base64 -w 0 < spec.json; echo; fi
 echo "H 1 $(uname -n)" || exit 0
 while :; do
@@ -34,7 +60,7 @@ while :; do
     elif [ "$oo" -gt 0 ] && [ "$(head -c $((oo < 128 ? oo : 128)) "$f" | cksum)" != "$op" ]; then
       why=rewritten
     fi
-    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $n $why" || exit 0; fi
+    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $n $why $ino" || exit 0; fi
     if [ "$size" -gt "$oo" ]; then
       len=$((size - oo)); [ "$len" -gt 4194304 ] && len=4194304
       printf 'D %s %s ' "$n" "$oo"
@@ -44,11 +70,7 @@ while :; do
       oo=$((oo + len))
       # The pid of the last hello among the complete lines sent (a resumed rank appends a new
       # hello); ls: where the first line not yet complete starts.
-      set -- $(tail -c +$((ls + 1)) "$f" | head -c $((oo - ls)) | LC_ALL=C awk -v total=$((oo - ls)) '
-        { n += length($0) + 1; if (n > total) exit; done = n
-          if ($0 ~ /"type":"hello"/ && match($0, /"pid":[0-9]+[,}]/))
-            p = substr($0, RSTART + 6, RLENGTH - 7) }
-        END { print done + 0, p + 0 }')
+      set -- $(scan "$f" "$ls" "$oo")
       ls=$((ls + ${1:-0})); [ "${2:-0}" != 0 ] && pid=$2
     fi
     exec 3<&-
