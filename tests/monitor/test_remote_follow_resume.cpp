@@ -1,7 +1,8 @@
 // The remote follow loop (remote_follow_script.h) resumed from what its mirror holds, as a
 // reconnecting follow over ssh does it, run here with the local sh instead of through ssh: a
-// second loop given MirrorStream::resumeState() goes on at the mirrored offsets (no restart, no
-// byte twice, the pid of the last hello checked at once), and still reads a file again from
+// second loop given MirrorStream::resumeState() goes on at the mirrored offsets of the metrics
+// file and the rank's output file (no restart, no byte twice, the pid of the last hello checked
+// at once), and still reads a file again from
 // its start when it was rewritten, truncated or replaced while nothing followed it. A
 // connection cut inside a record leaves the mirror at the last whole record.
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "mirror_stream.h"
 #include "qt_test_main.h"
+#include "rank_output_tails.h"
 #include "remote_follow_script.h"
 #include "run_follower.h"
 
@@ -65,6 +67,8 @@ class TestRemoteFollowResume : public QObject {
     const QString file = RunFollower::rankFile(remote.path(), 0);
     const QByteArray first = hello(getpid()) + "{\"type\":\"step\",\"step\":1}\n{\"type\":";
     write(file, first, QIODevice::WriteOnly);
+    const QString output = RankOutputTails::outputFile(remote.path(), 0);  // the rank's stdout
+    write(output, "epoch 1 step 1\nepo", QIODevice::WriteOnly);
     MirrorStream m(local.path());
     QString error;
     const QByteArray a = onePoll(remote.path(), {});
@@ -75,6 +79,7 @@ class TestRemoteFollowResume : public QObject {
     // The connection goes; the rank writes on; a new loop is told what the mirror holds.
     const QByteArray more = "\"step\",\"step\":2}\n";
     write(file, more, QIODevice::Append);
+    write(output, "ch 1 step 2\n", QIODevice::Append);
     m.newConnection();
     QVERIFY(!m.hasHello());
     const QByteArray b = onePoll(remote.path(), m.resumeState());
@@ -83,6 +88,8 @@ class TestRemoteFollowResume : public QObject {
     QVERIFY(m.feed(b.constData(), std::size_t(b.size()), &error));
     QVERIFY(m.hasHello());
     QCOMPARE(readAll(RunFollower::rankFile(local.path(), 0)), first + more);
+    QCOMPARE(readAll(RankOutputTails::outputFile(local.path(), 0)),
+             QByteArray("epoch 1 step 1\nepoch 1 step 2\n"));
     QCOMPARE(m.resets(), qint64(0));
     // The pid of the hello mirrored before was found again and checked in the first poll.
     QCOMPARE(m.alive(0, getpid()), std::optional<bool>(true));

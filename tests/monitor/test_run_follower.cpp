@@ -152,6 +152,45 @@ class TestRunFollower : public QObject {
     QCOMPARE(f->counters().malformed, 0);
   }
 
+  // rank-N.log beside the metrics: each complete line once, in order, a half line waiting for
+  // its end; the last 10 kept, and a truncated file starting them afresh.
+  void theRanksOutputFilesArriveLineByLine() {
+    auto f = make();
+    std::vector<std::pair<int, QString>> got;
+    connect(f.get(), &RunFollower::outputLine,
+            [&](int rank, const QString& text) { got.emplace_back(rank, text); });
+    QVERIFY(f->follow(dir->path()));
+    const QString log0 = dir->filePath("rank-0.log");
+    std::string out;
+    for (int k = 1; k <= 25; ++k) out += "line " + std::to_string(k) + "\n";
+    appendBytes(log0, out.substr(0, 24));  // "line 1\nline 2\nline 3\nlin"
+    appendBytes(dir->filePath("rank-1.log"), "rank one\r\n");
+    appendBytes(dir->filePath("rank-x.log"), "not a rank\n");
+    f->pollNow();
+    QCOMPARE(got.size(), std::size_t(4));
+    QCOMPARE(got[2], std::make_pair(0, QStringLiteral("line 3")));
+    QCOMPARE(got[3], std::make_pair(1, QStringLiteral("rank one")));  // without its \r
+    appendBytes(log0, out.substr(24));
+    f->pollNow();
+    f->pollNow();
+    QCOMPARE(got.size(), std::size_t(26));
+    for (int k = 1; k <= 25; ++k)
+      QCOMPARE(got[std::size_t(k < 4 ? k - 1 : k)].second, QStringLiteral("line %1").arg(k));
+    QStringList last;
+    for (int k = 16; k <= 25; ++k) last << QStringLiteral("line %1").arg(k);
+    QCOMPARE(f->outputTail(0), last);
+    QCOMPARE(f->outputTail(1), QStringList{"rank one"});
+    QCOMPARE(f->outputTail(2), QStringList());
+    {  // truncated: read again from its start; the lines kept are the new file's
+      QFile trunc(log0);
+      QVERIFY(trunc.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      QVERIFY(trunc.write("again\n") == 6);
+    }
+    f->pollNow();
+    QCOMPARE(got.back(), std::make_pair(0, QStringLiteral("again")));
+    QCOMPARE(f->outputTail(0), QStringList{"again"});
+  }
+
   void anErrorEndsARankAsFailed() {
     auto f = make();
     QSignalSpy ended(f.get(), &RunFollower::runEnded);

@@ -77,6 +77,9 @@ RunFollower* RunController::newFollower() {
                        .arg(rank)
                        .arg(remote.isEmpty() ? why : remote));
   });
+  // The ranks' rank-N.log (stdout and stderr together) in the Log tab, as for a local run.
+  connect(follower_, &RunFollower::outputLine, this,
+          [this](int rank, const QString& line) { Q_EMIT logLine(rank, false, line); });
   connect(follower_, &RunFollower::rankEnded, this,
           [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });
   connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
@@ -112,11 +115,16 @@ void RunController::finalizeAttached() {
             .arg(rank)
             .arg(r.gone && r.lastWord.isEmpty() ? r.describe() : QStringLiteral("failed"));
     failure_.errorMessage = r.error;
+    failure_.stderrTail = follower_->outputTail(rank);
   }
   if (has_failure_) {
     final = State::Failed;
     reason_ = failure_.what;
     if (!failure_.errorMessage.isEmpty()) reason_ += QStringLiteral(": ") + failure_.errorMessage;
+    if (!failure_.stderrTail.isEmpty())
+      reason_ +=
+          QStringLiteral("\nlast lines of rank %1's output (rank-%1.log):\n  ").arg(failure_.rank) +
+          failure_.stderrTail.join(QStringLiteral("\n  "));
   } else if (anyStopped) {
     final = State::Stopped;
     reason_ = stop_requested_ ? QStringLiteral("stopped by the user at step %1").arg(progress.step)

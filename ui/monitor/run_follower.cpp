@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "metrics_tail.h"
+#include "rank_output_tails.h"
 
 namespace ddpdesk {
 
@@ -54,6 +55,7 @@ bool RunFollower::follow(const QString& runDir, QString* error) {
   stop();
   dir_ = info.absoluteFilePath();
   tails_.clear();
+  outputs_ = std::make_unique<RankOutputTails>(dir_);
   ranks_.clear();
   world_ = 0;
   ended_ = settling_ = false;
@@ -83,6 +85,7 @@ void RunFollower::discoverFiles() {
 
 void RunFollower::pollNow() {
   if (dir_.isEmpty() || ended_) return;
+  outputs_->poll([this](int rank, const QString& line) { Q_EMIT outputLine(rank, line); });
   discoverFiles();
   for (auto& [rank, tail] : tails_) pollRank(rank, *tail);
   // Only after the files: a rank that wrote its last line and exited between the two is read
@@ -164,6 +167,10 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
     deliver();
     if (!p.more) break;
   }
+}
+
+QStringList RunFollower::outputTail(int rank) const {
+  return outputs_ ? outputs_->lastLines(rank) : QStringList();
 }
 
 bool RunFollower::allEnded() const {

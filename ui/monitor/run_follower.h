@@ -11,6 +11,9 @@
 // a rank whose pid vanished just before its file was read, a restart right after a failure).
 // A rank on another host that dies without a word is noticed only through a pid probe that can
 // look there (setPidProbe: SshRunMirror's checks on the host it is connected to).
+//
+// The ranks' output files beside them (rank-N.log, RankOutputTails) are read in the same polls,
+// first, so a failed rank's last lines are in before its ending is.
 #pragma once
 
 #include <QByteArray>
@@ -29,6 +32,7 @@
 namespace ddpdesk {
 
 class MetricsTail;
+class RankOutputTails;
 
 class RunFollower : public QObject {
   Q_OBJECT
@@ -80,6 +84,8 @@ class RunFollower : public QObject {
   bool allEnded() const;  // every rank of the world has ended (not yet settled)
   bool hasEnded() const { return ended_; }
   Counters counters() const { return counters_; }
+  // The last lines of the rank's rank-N.log (at most RankOutputTails::kKeptLines).
+  QStringList outputTail(int rank) const;
   // Sends `signo` to every rank that runs on this host and is still alive; how many got it.
   int signalLocalRanks(int signo) const;
   static bool isThisHost(const std::string& host);
@@ -92,6 +98,8 @@ class RunFollower : public QObject {
                         const QByteArray& lines);
   void malformedLines(int rank, int count, const QString& lastError);
   void rankRestarted(int rank, const QString& why);
+  // A line of the rank's rank-N.log (its stdout and stderr together).
+  void outputLine(int rank, const QString& line);
   void rankEnded(int rank, const QString& how);
   // Every rank ended and the directory stayed so for the settle time; polling has stopped.
   void runEnded();
@@ -106,6 +114,7 @@ class RunFollower : public QObject {
   int settle_ms_ = 1000;
   PidProbe probe_;
   std::map<int, std::unique_ptr<MetricsTail>> tails_;
+  std::unique_ptr<RankOutputTails> outputs_;
   std::map<int, Rank> ranks_;
   int world_ = 0;
   bool ended_ = false;
