@@ -191,6 +191,37 @@ class TestRunFollower : public QObject {
     QCOMPARE(f->outputTail(0), QStringList{"again"});
   }
 
+  // A running rank on another host (no pid to check) whose file gives nothing for the silent
+  // limit is silent, once, until a line comes; an ended rank is never silent.
+  void aQuietRankIsSilentUntilHeardFromAgain() {
+    auto f = make();
+    f->setSilentLimit(50);
+    QSignalSpy silent(f.get(), &RunFollower::rankSilent);
+    QSignalSpy again(f.get(), &RunFollower::rankHeardAgain);
+    QVERIFY(QDir(dir->path()).mkdir("metrics"));
+    appendBytes(file(0), line(hello(0, 1, 4242, "node-b.invalid")) + line(step(0, 1)));
+    QVERIFY(f->follow(dir->path()));
+    QCOMPARE(silent.count(), 0);  // just heard from
+    QTest::qWait(120);
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);
+    QCOMPARE(silent.at(0).at(0).toInt(), 0);
+    QVERIFY2(f->ranks().at(0).describe().startsWith("silent for "),
+             qPrintable(f->ranks().at(0).describe()));
+    QVERIFY(!f->ranks().at(0).ended());  // silence is not an ending
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);  // said once
+    appendBytes(file(0), line(step(0, 2)));
+    f->pollNow();
+    QCOMPARE(again.count(), 1);
+    QCOMPARE(f->ranks().at(0).describe(), QStringLiteral("running"));
+    appendBytes(file(0), line(rankEvent(0, "finished")));
+    f->pollNow();
+    QTest::qWait(120);
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);
+  }
+
   void anErrorEndsARankAsFailed() {
     auto f = make();
     QSignalSpy ended(f.get(), &RunFollower::runEnded);

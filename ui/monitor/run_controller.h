@@ -95,6 +95,7 @@ class RunController : public QObject {
     int exitCode = -1;
     int signal = 0;
     QString exitText;  // RankProcess::describeExit()
+    QString silence;   // a followed rank that has gone quiet: "silent for N s"; else empty
   };
 
   explicit RunController(QObject* parent = nullptr);

@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include "metrics_store.h"
+#include "monitor_settings.h"
 #include "run_controller.h"
 #include "run_directory.h"
 #include "run_follower.h"
@@ -28,6 +29,7 @@ std::vector<RunController::RankState> RunController::followedRanks() const {
       r.crashed = f.gone && f.lastWord.isEmpty();
       r.exitCode = !f.ended() || r.crashed ? -1 : f.failed() ? 1 : 0;
       r.exitText = f.describe();
+      if (f.silent && !f.ended()) r.silence = f.describe();
     }
     out.push_back(r);
   }
@@ -83,6 +85,25 @@ RunFollower* RunController::newFollower() {
   connect(follower_, &RunFollower::rankEnded, this,
           [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });
   connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
+  // A rank that went quiet: on another node its death cannot be seen here (no pid to check),
+  // so silence past the limit is shown instead of Running forever: the run is marked stalled.
+  follower_->setSilentLimit(settings::silentRankSeconds() * 1000);
+  connect(follower_, &RunFollower::rankSilent, this, [this](int rank, qint64 seconds) {
+    const RunFollower::Rank& r = follower_->ranks().at(rank);
+    Q_EMIT warning(QStringLiteral("rank %1 (pid %2 on %3) has been silent for %4 s: the run may "
+                                  "be stalled, or the rank gone where its pid cannot be checked")
+                       .arg(rank)
+                       .arg(r.info.pid)
+                       .arg(QString::fromStdString(r.info.host))
+                       .arg(seconds));
+    if (!slurm_) launcher_status_ = QStringLiteral("stalled: rank %1 silent").arg(rank);
+  });
+  connect(follower_, &RunFollower::rankHeardAgain, this, [this](int rank) {
+    const bool anySilent = std::any_of(follower_->ranks().begin(), follower_->ranks().end(),
+                                       [](const auto& kv) { return kv.second.silent; });
+    if (!slurm_ && !anySilent) launcher_status_.clear();
+    Q_EMIT launcherStatusChanged(QStringLiteral("rank %1 is heard from again").arg(rank));
+  });
   return follower_;
 }
 

@@ -18,6 +18,7 @@ QString RunFollower::Rank::describe() const {
   if (lastWord == QLatin1String("stopped")) return QStringLiteral("stopped");
   if (lastWord == QLatin1String("error")) return QStringLiteral("failed: ") + error;
   if (gone) return QStringLiteral("exited without a last message (pid %1 is gone)").arg(info.pid);
+  if (silent) return QStringLiteral("silent for %1 s").arg(heard.elapsed() / 1000);
   return hello ? QStringLiteral("running") : QStringLiteral("waiting");
 }
 
@@ -102,6 +103,15 @@ void RunFollower::pollNow() {
   for (auto& [rank, r] : ranks_) {
     if (r.ended() && !r.reported) Q_EMIT rankEnded(rank, r.describe());
     r.reported = r.ended();
+    const bool silent = silent_ms_ > 0 && r.hello && !r.ended() && r.heard.isValid() &&
+                        r.heard.elapsed() >= silent_ms_;
+    if (silent && !r.silent) {
+      r.silent = true;
+      Q_EMIT rankSilent(rank, r.heard.elapsed() / 1000);
+    } else if (!silent && r.silent) {
+      r.silent = false;
+      Q_EMIT rankHeardAgain(rank);
+    }
   }
   checkEnd();
 }
@@ -122,6 +132,7 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
   for (;;) {
     const MetricsTail::Poll p = tail.poll([&](std::string_view line) {
       if (line.empty() || line == "\r") return;
+      r.heard.start();
       wire::Decoded d = wire::decode(line);
       if (!d.ignored.empty()) {
         ++counters_.ignored;
