@@ -7,29 +7,16 @@
 # rank-N.log, the same lines locally and over ssh, a line the error message does not hold among them.
 #   with_sshd.sh tests/ssh/test_attach_output.sh WORKER DDPDESK
 set -uo pipefail
-worker=$1
-ddpdesk=$2
-tmp=$(mktemp -d /tmp/ddpdesk-attach-output-XXXXXX)
-bg=()
-cleanup() {
-  for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export OMP_NUM_THREADS=1 TMPDIR=$tmp/local-tmp
-mkdir -p "$TMPDIR"
-unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_MONITOR
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.sh"
 
 run=$tmp/run
 mkdir -p "$run"
 timeout 60 "$ddpdesk" --headless --attach "$run" >"$tmp/l.out" 2>"$tmp/l.err" &
 local_attach=$!; bg+=($!)
-timeout 60 "$ddpdesk" --headless --attach "ssh://root@127.0.0.1:$DDPDESK_SSH_PORT$run" \
+timeout 60 "$ddpdesk" --headless --attach "$(url "$run")" \
   >"$tmp/s.out" 2>"$tmp/s.err" &
 ssh_attach=$!; bg+=($!)
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 for r in 0 1; do
   DDPDESK_FAULT_NAN_AT_STEP=3 RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 \
     MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \

@@ -8,42 +8,14 @@
 #     Failed (exit 1) with "gave up after N attempt(s)", no ssh process or mirror left.
 #   with_sshd.sh tests/ssh/test_attach_ssh_reconnect.sh WORKER DDPDESK
 set -uo pipefail
-worker=$1
-ddpdesk=$2
-tmp=$(mktemp -d /tmp/ddpdesk-ssh-reconnect-XXXXXX)
-bg=()
-cleanup() {
-  for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export OMP_NUM_THREADS=1 TMPDIR=$tmp/local-tmp  # the mirror's temporary directory: checked below
-mkdir -p "$TMPDIR"
-unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_MONITOR
-url() { echo "ssh://root@127.0.0.1:$DDPDESK_SSH_PORT$1"; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-steps_in() { grep -c '"type":"step"' "$1/metrics/rank-$2.jsonl"; }
-summary_steps() {  # rank's "steps" column in a headless summary
-  awk -v r="$2" '$1 == "rank" && $3 == "steps" {t=1; next} t && $1 == r {print $3; exit}' "$1"
-}
-wait_for() {  # pattern, file, tenths of a second
-  for _ in $(seq "$3"); do grep -q "$1" "$2" 2>/dev/null && return 0; sleep 0.1; done
-  return 1
-}
-no_ssh_left() {
-  if pgrep -f "ssh -F $DDPDESK_SSH_DIR" >/dev/null; then
-    bad "$1: an ssh process was left behind: $(pgrep -af 'ssh -F')"
-  fi
-  [ -z "$(ls -A "$TMPDIR")" ] || bad "$1: left $(ls -A "$TMPDIR") in the temporary directory"
-}
+source "$(dirname "$0")/common.sh"
 
 # 1. sshd killed mid-run and started again: every step counted once.
 run=$tmp/run1
 mkdir -p "$run"
 timeout 120 "$ddpdesk" --headless --attach "$(url "$run")" >"$tmp/a1.out" 2>"$tmp/a1.err" &
 attach=$!; bg+=($!)
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 ranks=()
 for r in 0 1; do
   # Rank 0's data loading slowed (both ranks wait for it): the run outlasts the outage.
