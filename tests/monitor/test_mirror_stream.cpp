@@ -111,7 +111,7 @@ class TestMirrorStream : public QObject {
     const std::vector<std::pair<std::string, QString>> cases = {
         {"R 0 new\n" + d(0, 0, "ab") + d(0, 5, "c"), "offset 5"},   // a gap
         {"R 0 new\n" + d(0, 0, "ab") + d(0, 0, "ab"), "offset 0"},  // a repeat
-        {d(4, 0, "x"), "rank 4"},                                   // no R before it
+        {d(4, 0, "x"), "rank-4.jsonl"},                             // no R before it
         {"D 0 0 !!notbase64\n", "malformed record"},
         {"A x 1 1\n", "malformed record"},
     };

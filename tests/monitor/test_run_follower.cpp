@@ -152,6 +152,76 @@ class TestRunFollower : public QObject {
     QCOMPARE(f->counters().malformed, 0);
   }
 
+  // rank-N.log beside the metrics: each complete line once, in order, a half line waiting for
+  // its end; the last 10 kept, and a truncated file starting them afresh.
+  void theRanksOutputFilesArriveLineByLine() {
+    auto f = make();
+    std::vector<std::pair<int, QString>> got;
+    connect(f.get(), &RunFollower::outputLine,
+            [&](int rank, const QString& text) { got.emplace_back(rank, text); });
+    QVERIFY(f->follow(dir->path()));
+    const QString log0 = dir->filePath("rank-0.log");
+    std::string out;
+    for (int k = 1; k <= 25; ++k) out += "line " + std::to_string(k) + "\n";
+    appendBytes(log0, out.substr(0, 24));  // "line 1\nline 2\nline 3\nlin"
+    appendBytes(dir->filePath("rank-1.log"), "rank one\r\n");
+    appendBytes(dir->filePath("rank-x.log"), "not a rank\n");
+    f->pollNow();
+    QCOMPARE(got.size(), std::size_t(4));
+    QCOMPARE(got[2], std::make_pair(0, QStringLiteral("line 3")));
+    QCOMPARE(got[3], std::make_pair(1, QStringLiteral("rank one")));  // without its \r
+    appendBytes(log0, out.substr(24));
+    f->pollNow();
+    f->pollNow();
+    QCOMPARE(got.size(), std::size_t(26));
+    for (int k = 1; k <= 25; ++k)
+      QCOMPARE(got[std::size_t(k < 4 ? k - 1 : k)].second, QStringLiteral("line %1").arg(k));
+    QStringList last;
+    for (int k = 16; k <= 25; ++k) last << QStringLiteral("line %1").arg(k);
+    QCOMPARE(f->outputTail(0), last);
+    QCOMPARE(f->outputTail(1), QStringList{"rank one"});
+    QCOMPARE(f->outputTail(2), QStringList());
+    {  // truncated: read again from its start; the lines kept are the new file's
+      QFile trunc(log0);
+      QVERIFY(trunc.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      QVERIFY(trunc.write("again\n") == 6);
+    }
+    f->pollNow();
+    QCOMPARE(got.back(), std::make_pair(0, QStringLiteral("again")));
+    QCOMPARE(f->outputTail(0), QStringList{"again"});
+  }
+
+  // A running rank on another host (no pid to check) whose file gives nothing for the silent
+  // limit is silent, once, until a line comes; an ended rank is never silent.
+  void aQuietRankIsSilentUntilHeardFromAgain() {
+    auto f = make();
+    f->setSilentLimit(50);
+    QSignalSpy silent(f.get(), &RunFollower::rankSilent);
+    QSignalSpy again(f.get(), &RunFollower::rankHeardAgain);
+    QVERIFY(QDir(dir->path()).mkdir("metrics"));
+    appendBytes(file(0), line(hello(0, 1, 4242, "node-b.invalid")) + line(step(0, 1)));
+    QVERIFY(f->follow(dir->path()));
+    QCOMPARE(silent.count(), 0);  // just heard from
+    QTest::qWait(120);
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);
+    QCOMPARE(silent.at(0).at(0).toInt(), 0);
+    QVERIFY2(f->ranks().at(0).describe().startsWith("silent for "),
+             qPrintable(f->ranks().at(0).describe()));
+    QVERIFY(!f->ranks().at(0).ended());  // silence is not an ending
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);  // said once
+    appendBytes(file(0), line(step(0, 2)));
+    f->pollNow();
+    QCOMPARE(again.count(), 1);
+    QCOMPARE(f->ranks().at(0).describe(), QStringLiteral("running"));
+    appendBytes(file(0), line(rankEvent(0, "finished")));
+    f->pollNow();
+    QTest::qWait(120);
+    f->pollNow();
+    QCOMPARE(silent.count(), 1);
+  }
+
   void anErrorEndsARankAsFailed() {
     auto f = make();
     QSignalSpy ended(f.get(), &RunFollower::runEnded);

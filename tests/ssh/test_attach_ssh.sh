@@ -11,43 +11,19 @@
 #     client: one line, exit 2, no ssh process left, no mirror directory left.
 #   with_sshd.sh tests/ssh/test_attach_ssh.sh WORKER DDPDESK
 set -uo pipefail
-worker=$1
-ddpdesk=$2
-tmp=$(mktemp -d /tmp/ddpdesk-attach-ssh-XXXXXX)
-bg=()
-cleanup() {
-  for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export OMP_NUM_THREADS=1 TMPDIR=$tmp/local-tmp  # the mirror's temporary directory: checked below
-mkdir -p "$TMPDIR"
-unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_MONITOR
-url() { echo "ssh://root@127.0.0.1:$DDPDESK_SSH_PORT$1"; }
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.sh"
 
 # Two ranks of the seed task on this machine, writing into $1; extra worker flags after it.
 start_ranks() {
   local dir=$1; shift
   local port
-  port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   ranks=()
   for r in 0 1; do
     RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
       "$worker" --run-dir "$dir" --task seed --seed 5 "$@" >"$dir.rank$r.log" 2>&1 &
     ranks+=($!); bg+=($!)
   done
-}
-steps_in() { grep -c '"type":"step"' "$1/metrics/rank-$2.jsonl"; }
-summary_steps() {  # rank's "steps" column in a headless summary
-  awk -v r="$2" '$1 == "rank" && $3 == "steps" {t=1; next} t && $1 == r {print $3; exit}' "$1"
-}
-no_ssh_left() {
-  if pgrep -f "ssh -F $DDPDESK_SSH_DIR" >/dev/null; then  # ssh_config and ssh_config_refused
-    bad "$1: an ssh process was left behind: $(pgrep -af 'ssh -F')"
-  fi
-  [ -z "$(ls -A "$TMPDIR")" ] || bad "$1: left $(ls -A "$TMPDIR") in the temporary directory"
 }
 
 # 1. A real run followed to its end.
@@ -156,7 +132,7 @@ no_ssh_left "run 4"
 echo "ok 4: a resumed rank's new pid is the one checked on the remote host"
 
 # 5. Bad input: one line, exit 2, nothing left.
-closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+closed=$(free_port)
 check_bad() {  # name, expected text, then the environment change and URL
   local name=$1 want=$2 cmd=$3 target=$4
   DDPDESK_SSH_COMMAND=$cmd timeout 60 "$ddpdesk" --headless --attach "$target" >"$tmp/b.out" 2>"$tmp/b.err"

@@ -7,6 +7,9 @@
 #   DDPDESK_SSH_PORT          the port sshd listens on (127.0.0.1)
 #   DDPDESK_SSH_REFUSED       "ssh -F <dir>/ssh_config_refused" (a key sshd does not accept)
 #   DDPDESK_SSH_DIR           the directory (sshd's log: sshd.log)
+#   DDPDESK_SSHD_CTL          a script: `stop` kills sshd and every session it holds (SIGKILL,
+#                             as a crash or a reboot would), `start` starts it again on the same
+#                             port and waits until it lets the test user in
 # sshd is stopped and everything removed when the command ends, however it ends.
 # Exit status: the command's; 77 when sshd is not installed or this is not root.
 #   tests/ssh/with_sshd.sh COMMAND [ARGS...]
@@ -22,6 +25,10 @@ dir=$(mktemp -d /tmp/ddpdesk-sshd-XXXXXX)
 chmod 700 "$dir"
 sshd_pid=
 cleanup() {
+  # An sshd started again by sshd_ctl is not our child: its pid file names it.
+  if [ -s "$dir/sshd.pid" ] && [ "$(cat "$dir/sshd.pid")" != "$sshd_pid" ]; then
+    kill "$(cat "$dir/sshd.pid")" 2>/dev/null
+  fi
   if [ -n "$sshd_pid" ]; then
     kill "$sshd_pid" 2>/dev/null
     for _ in $(seq 50); do kill -0 "$sshd_pid" 2>/dev/null || break; sleep 0.1; done
@@ -77,8 +84,33 @@ done
 "$sshd" -D -e -f "$dir/sshd_config" -p "$port" >>"$dir/sshd.log" 2>&1 &
 sshd_pid=$!
 
+cat >"$dir/sshd_ctl" <<CTL
+#!/bin/sh
+case \$1 in
+stop)
+  pid=\$(cat "$dir/sshd.pid" 2>/dev/null) || exit 1
+  all=\$pid; level=\$pid
+  while [ -n "\$level" ]; do  # sshd's sessions and what they run, depth first
+    level=\$(for p in \$level; do pgrep -P "\$p"; done)
+    all="\$all \$level"
+  done
+  kill -9 \$all 2>/dev/null
+  for _ in \$(seq 50); do kill -0 "\$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$dir/sshd.pid" ;;
+start)
+  "$sshd" -f "$dir/sshd_config" -p "$port" -E "$dir/sshd.log" || exit 1  # forks, writes its pid file
+  for _ in \$(seq 100); do
+    ssh -F "$dir/ssh_config" -o BatchMode=yes -p "$port" root@127.0.0.1 true 2>/dev/null && exit 0
+    sleep 0.1
+  done
+  echo "sshd_ctl: sshd did not come back" >&2; exit 1 ;;
+*) echo "usage: sshd_ctl stop|start" >&2; exit 2 ;;
+esac
+CTL
+chmod +x "$dir/sshd_ctl"
+
 export DDPDESK_SSH_COMMAND="ssh -F $dir/ssh_config" DDPDESK_SSH_REFUSED="ssh -F $dir/ssh_config_refused"
-export DDPDESK_SSH_PORT=$port DDPDESK_SSH_DIR=$dir
+export DDPDESK_SSH_PORT=$port DDPDESK_SSH_DIR=$dir DDPDESK_SSHD_CTL=$dir/sshd_ctl
 up=0
 for _ in $(seq 100); do
   if ssh -F "$dir/ssh_config" -o BatchMode=yes -p "$port" root@127.0.0.1 true 2>/dev/null; then

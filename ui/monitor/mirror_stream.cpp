@@ -2,8 +2,10 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 
 #include "atomic_file.h"
+#include "rank_output_tails.h"
 #include "run_directory.h"
 #include "run_follower.h"
 
@@ -71,16 +73,17 @@ bool MirrorStream::apply(std::string_view record, QString* error) {
     return true;
   }
   if (kind == "R") {
-    if (w.size() < 2 || !toRank(w[1], &rank)) return bad();
-    return reset(rank, QString::fromLatin1(w.value(2)), error);
+    if (w.size() < 2 || pathOf(w[1]).isEmpty()) return bad();
+    inodes_[w[1]] = w.value(3);
+    return reset(w[1], QString::fromLatin1(w.value(2)), error);
   }
   if (kind == "D") {
     bool offOk = false;
     const qint64 offset = w.value(2).toLongLong(&offOk);
     const auto bytes =
         QByteArray::fromBase64Encoding(w.value(3), QByteArray::AbortOnBase64DecodingErrors);
-    if (w.size() != 4 || !toRank(w[1], &rank) || !offOk || !bytes) return bad();
-    return append(rank, offset, *bytes, error);
+    if (w.size() != 4 || pathOf(w[1]).isEmpty() || !offOk || !bytes) return bad();
+    return append(w[1], offset, *bytes, error);
   }
   if (kind == "T") {
     for (const auto& [r, c] : pending_) checked_[r] = c;
@@ -92,32 +95,61 @@ bool MirrorStream::apply(std::string_view record, QString* error) {
   return true;  // a newer loop's record: nothing this side knows to do with it
 }
 
-bool MirrorStream::reset(int rank, const QString& why, QString* error) {
-  if (sizes_.count(rank) && before_reset_) before_reset_();
-  if (sizes_.count(rank)) ++resets_;
-  if (!writeFileAtomically(RunFollower::rankFile(dir_, rank), QByteArray(), error)) return false;
-  sizes_[rank] = 0;
-  reset_reasons_[rank] = why;
+QString MirrorStream::pathOf(const QByteArray& key) const {
+  int rank = 0;
+  if (key.startsWith('L'))
+    return toRank(key.mid(1), &rank) ? RankOutputTails::outputFile(dir_, rank) : QString();
+  return toRank(key, &rank) ? RunFollower::rankFile(dir_, rank) : QString();
+}
+
+bool MirrorStream::reset(const QByteArray& key, const QString& why, QString* error) {
+  if (sizes_.count(key) && before_reset_) before_reset_();
+  if (sizes_.count(key)) ++resets_;
+  if (!writeFileAtomically(pathOf(key), QByteArray(), error)) return false;
+  sizes_[key] = 0;
+  reset_reasons_[key] = why;
   return true;
 }
 
-bool MirrorStream::append(int rank, qint64 offset, const QByteArray& bytes, QString* error) {
-  const auto it = sizes_.find(rank);
+bool MirrorStream::append(const QByteArray& key, qint64 offset, const QByteArray& bytes,
+                          QString* error) {
+  const auto it = sizes_.find(key);
   if (it == sizes_.end() || it->second != offset) {
     if (error)
-      *error = QStringLiteral("rank %1's bytes from offset %2 do not continue the %3 bytes read")
-                   .arg(rank)
+      *error = QStringLiteral("%1's bytes from offset %2 do not continue the %3 bytes read")
+                   .arg(QFileInfo(pathOf(key)).fileName())
                    .arg(offset)
                    .arg(it == sizes_.end() ? 0 : it->second);
     return false;
   }
-  QFile f(RunFollower::rankFile(dir_, rank));
+  QFile f(pathOf(key));
   if (!f.open(QIODevice::WriteOnly | QIODevice::Append) || f.write(bytes) != bytes.size()) {
     if (error) *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
     return false;
   }
   it->second += bytes.size();
   return true;
+}
+
+void MirrorStream::newConnection() {
+  lines_.clear();
+  pending_.clear();
+  hello_ = false;
+}
+
+QStringList MirrorStream::resumeState() const {
+  QStringList out;
+  for (const auto& [key, size] : sizes_) {
+    QFile f(pathOf(key));
+    const QByteArray head = f.open(QIODevice::ReadOnly) ? f.read(std::min<qint64>(size, 128)) : "";
+    const auto inode = inodes_.find(key);
+    out << QStringLiteral("%1:%2:%3:%4")
+               .arg(QString::fromLatin1(key))
+               .arg(QString::fromLatin1(inode == inodes_.end() ? QByteArray() : inode->second))
+               .arg(size)
+               .arg(QString::fromLatin1(head.toBase64()));
+  }
+  return out;
 }
 
 std::optional<bool> MirrorStream::alive(int rank, qint64 pid) const {
@@ -127,12 +159,12 @@ std::optional<bool> MirrorStream::alive(int rank, qint64 pid) const {
 }
 
 QString MirrorStream::resetReason(int rank) const {
-  const auto it = reset_reasons_.find(rank);
+  const auto it = reset_reasons_.find(QByteArray::number(rank));
   return it == reset_reasons_.end() ? QString() : it->second;
 }
 
 qint64 MirrorStream::mirroredBytes(int rank) const {
-  const auto it = sizes_.find(rank);
+  const auto it = sizes_.find(QByteArray::number(rank));
   return it == sizes_.end() ? -1 : it->second;
 }
 

@@ -1,6 +1,7 @@
 // MirrorStream: turns the remote follow loop's records (remote_follow_script.h), fed in whatever
-// chunks ssh delivers them, into a local mirror of the remote run directory: spec.json and
-// metrics/rank-N.jsonl, holding exactly the bytes of each remote file read so far. A file read
+// chunks ssh delivers them, into a local mirror of the remote run directory: spec.json,
+// metrics/rank-N.jsonl and the ranks' output rank-N.log, holding exactly the bytes of each
+// remote file read so far. A file read
 // again from its start remotely is replaced by a new empty file here (a new inode), so the
 // RunFollower that follows the mirror sees it restart just as it would see the remote file
 // restart; every other byte is appended once, at the offset the remote side named (a record
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <map>
 #include <optional>
@@ -33,7 +35,15 @@ class MirrorStream {
   void setBeforeReset(std::function<void()> f) { before_reset_ = std::move(f); }
   void setOnPoll(std::function<void()> f) { on_poll_ = std::move(f); }
 
-  bool hasHello() const { return hello_; }
+  // A new connection to the remote loop: what the last one left unfinished (a record cut in the
+  // middle, pid checks of an unfinished poll) is dropped; the mirror's files stay as they are.
+  void newConnection();
+  // What the mirror holds, for the remote loop of a new connection to go on from
+  // (remote_follow_script.h): per rank file "rank:inode:bytes:base64 of the first
+  // min(bytes,128) bytes".
+  QStringList resumeState() const;
+
+  bool hasHello() const { return hello_; }  // of the current connection
   const QString& remoteHost() const { return host_; }
   qint64 polls() const { return polls_; }
   qint64 resets() const { return resets_; }
@@ -47,8 +57,11 @@ class MirrorStream {
 
  private:
   bool apply(std::string_view record, QString* error);
-  bool reset(int rank, const QString& why, QString* error);
-  bool append(int rank, qint64 offset, const QByteArray& bytes, QString* error);
+  // A file's key in the records: "N" (metrics/rank-N.jsonl) or "LN" (rank-N.log); its path in
+  // the mirror, empty when the key is neither.
+  QString pathOf(const QByteArray& key) const;
+  bool reset(const QByteArray& key, const QString& why, QString* error);
+  bool append(const QByteArray& key, qint64 offset, const QByteArray& bytes, QString* error);
 
   QString dir_;
   LineBuffer lines_;
@@ -57,8 +70,10 @@ class MirrorStream {
   QString host_;
   qint64 polls_ = 0;
   qint64 resets_ = 0;
-  std::map<int, qint64> sizes_;
-  std::map<int, QString> reset_reasons_;
+  // By file key.
+  std::map<QByteArray, qint64> sizes_;
+  std::map<QByteArray, QString> reset_reasons_;
+  std::map<QByteArray, QByteArray> inodes_;  // of the remote file, as its last "R" named it
   struct Check {
     qint64 pid = 0;
     bool alive = false;

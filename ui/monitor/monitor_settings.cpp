@@ -15,4 +15,20 @@ QStringList sshCommand() {
   return words;
 }
 
+namespace {
+int seconds(const char* name, int fallback) {
+  bool ok = false;
+  const int s = qEnvironmentVariableIntValue(name, &ok);
+  return ok && s >= 0 ? s : fallback;
+}
+}  // namespace
+
+int sshReconnectSeconds() {
+  return seconds("DDPDESK_SSH_RECONNECT_S", 120);
+}
+
+int silentRankSeconds() {
+  return seconds("DDPDESK_SILENT_S", 120);
+}
+
 }  // namespace ddpdesk::settings

@@ -3,6 +3,10 @@
 //   DDPDESK_WORKER       the ddpdesk-worker to start (default: the one beside ddpdesk)
 //   DDPDESK_SSH_COMMAND  the ssh client and its options, split like a shell word list
 //                        (default "ssh" from PATH; e.g. "ssh -F /path/to/config")
+//   DDPDESK_SSH_RECONNECT_S  how long a follow over ssh tries to get a lost connection back
+//                        before it ends as Failed (default 120; 0: it does not try)
+//   DDPDESK_SILENT_S     a followed rank whose metrics file gives no line for this long is
+//                        shown "silent for N s" and the run stalled (default 120; 0: never)
 #pragma once
 
 #include <QString>
@@ -14,5 +18,9 @@ namespace ddpdesk::settings {
 QString workerProgram();
 // The ssh command line: program first, then its own options. Never empty.
 QStringList sshCommand();
+// DDPDESK_SSH_RECONNECT_S in seconds; the default when unset or not a whole number >= 0.
+int sshReconnectSeconds();
+// DDPDESK_SILENT_S in seconds; the default when unset or not a whole number >= 0.
+int silentRankSeconds();
 
 }  // namespace ddpdesk::settings

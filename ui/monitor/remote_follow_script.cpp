@@ -2,24 +2,58 @@
 
 namespace ddpdesk {
 
-// Per rank file the loop keeps i<N> (inode), o<N> (bytes sent), p<N> (cksum of the first
+// Files are named by a key: N for metrics/rank-N.jsonl, LN for the rank's output, rank-N.log
+// (no pid check, no scan for hellos). Per file the loop keeps i<K> (inode), o<K> (bytes sent),
+// p<K> (cksum of the first
 // min(o,128) bytes: a file rewritten in place from its start changes them; the hello, with its
 // pid, comes first). The file is opened once per poll (fd 3) and stat'ed and read through that
 // descriptor, so inode, size and bytes belong to one file even while it is being replaced.
 // A read cut short by a truncation is caught by the next poll (size below the offset).
+//
+// A reconnecting follow passes what its mirror holds (key:inode:bytes:base64 of the first
+// min(bytes,128) of them), so the loop goes on where the last connection left off: the same
+// checks then decide whether the file is still the one mirrored (same inode, not shorter, same
+// first bytes) or is read again from its start. The pid of its last hello and where its last
+// unfinished line starts are found again by scanning the mirrored bytes in the remote file.
 QString remoteFollowScript() {
-  return QStringLiteral(R"SH(dir=$1; iv=$2
+  return QStringLiteral(R"SH(dir=$1; iv=$2; shift 2
 case $dir in "~/"*) dir=$HOME/${dir#"~/"} ;; esac
 [ -d "$dir" ] || { echo "no such directory: $dir" >&2; exit 3; }
 cd "$dir" || exit 3
+# scan FILE FROM TO: the bytes of complete lines in [FROM,TO) and the pid of the last hello there.
+scan() {
+  tail -c +$(($2 + 1)) "$1" | head -c $(($3 - $2)) | LC_ALL=C awk -v total=$(($3 - $2)) '
+    { n += length($0) + 1; if (n > total) exit; done = n
+      if ($0 ~ /"type":"hello"/ && match($0, /"pid":[0-9]+[,}]/))
+        p = substr($0, RSTART + 6, RLENGTH - 7) }
+    END { print done + 0, p + 0 }'
+}
+for s; do
+  k=${s%%:*}; r=${s#*:}; ino=${r%%:*}; r=${r#*:}; oo=${r%%:*}; b=${r#*:}
+  case ${k#L}:$oo in *[!0-9:]*|:*|*:) continue ;; esac
+  op=; pid=; ls=0
+  if [ "$oo" -gt 0 ]; then
+    op=$(printf '%s' "$b" | base64 -d | cksum)
+    case $k in
+      L*) ;;
+      *) r=$(scan "metrics/rank-$k.jsonl" 0 "$oo" 2>/dev/null); ls=${r% *}; pid=${r#* }
+         case $ls in ''|*[!0-9]*) ls=0 ;; esac
+         [ "$pid" = 0 ] && pid= ;;
+    esac
+  fi
+  eval "i$k=\$ino o$k=\$oo p$k=\$op h$k=\$pid l$k=\$ls"
+done
 if [ -f spec.json ]; then printf 'S '; base64 -w 0 < spec.json; echo; fi
 echo "H 1 $(uname -n)" || exit 0
 while :; do
-  for f in metrics/rank-*.jsonl; do
+  for f in metrics/rank-*.jsonl rank-*.log; do
     [ -f "$f" ] || continue
-    n=${f#metrics/rank-}; n=${n%.jsonl}
+    case $f in
+      metrics/*) n=${f#metrics/rank-}; n=${n%.jsonl}; k=$n ;;
+      *) n=${f#rank-}; n=${n%.log}; k=L$n ;;
+    esac
     case $n in ''|*[!0-9]*) continue ;; esac
-    eval "oi=\${i$n-} oo=\${o$n-0} op=\${p$n-} pid=\${h$n-} ls=\${l$n-0}"
+    eval "oi=\${i$k-} oo=\${o$k-0} op=\${p$k-} pid=\${h$k-} ls=\${l$k-0}"
     if [ -n "$pid" ]; then
       if kill -0 "$pid" 2>/dev/null || ps -p "$pid" >/dev/null 2>&1; then a=1; else a=0; fi
       echo "A $n $pid $a" || exit 0
@@ -34,25 +68,23 @@ while :; do
     elif [ "$oo" -gt 0 ] && [ "$(head -c $((oo < 128 ? oo : 128)) "$f" | cksum)" != "$op" ]; then
       why=rewritten
     fi
-    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $n $why" || exit 0; fi
+    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $k $why $ino" || exit 0; fi
     if [ "$size" -gt "$oo" ]; then
       len=$((size - oo)); [ "$len" -gt 4194304 ] && len=4194304
-      printf 'D %s %s ' "$n" "$oo"
+      printf 'D %s %s ' "$k" "$oo"
       tail -c +$((oo + 1)) <&3 | head -c "$len" | base64 -w 0
       echo || exit 0
       [ "$oo" -lt 128 ] && op=$(head -c $((oo + len < 128 ? oo + len : 128)) "$f" | cksum)
       oo=$((oo + len))
       # The pid of the last hello among the complete lines sent (a resumed rank appends a new
       # hello); ls: where the first line not yet complete starts.
-      set -- $(tail -c +$((ls + 1)) "$f" | head -c $((oo - ls)) | LC_ALL=C awk -v total=$((oo - ls)) '
-        { n += length($0) + 1; if (n > total) exit; done = n
-          if ($0 ~ /"type":"hello"/ && match($0, /"pid":[0-9]+[,}]/))
-            p = substr($0, RSTART + 6, RLENGTH - 7) }
-        END { print done + 0, p + 0 }')
-      ls=$((ls + ${1:-0})); [ "${2:-0}" != 0 ] && pid=$2
+      if [ "$k" = "$n" ]; then  # a metrics file: its hellos name the pid to check
+        set -- $(scan "$f" "$ls" "$oo")
+        ls=$((ls + ${1:-0})); [ "${2:-0}" != 0 ] && pid=$2
+      fi
     fi
     exec 3<&-
-    eval "i$n=\$ino o$n=\$oo p$n=\$op h$n=\$pid l$n=\$ls"
+    eval "i$k=\$ino o$k=\$oo p$k=\$op h$k=\$pid l$k=\$ls"
   done
   echo T || exit 0
   sleep "$iv"

@@ -1,7 +1,8 @@
 // The small POSIX sh loop that ddpdesk runs on the remote host (through one long-lived ssh) to
 // follow a run directory there. It needs only sh, coreutils (stat, head, tail, base64, cksum,
 // sleep, uname), awk and kill/ps; it writes nothing and listens on nothing, and it ends by itself
-// when ssh goes (its next write fails). Arguments: the run directory and the poll interval (s).
+// when ssh goes (its next write fails). Arguments: the run directory, the poll interval (s), and
+// for a reconnection what the mirror holds of each rank file (MirrorStream::resumeState()).
 //
 // What it prints, one record per line (MirrorStream reads it):
 //   S <base64>                spec.json as it was at the start, when there is one
@@ -9,9 +10,10 @@
 //   A <rank> <pid> <0|1>      the pid of the last hello sent for rank-N.jsonl is alive (checked
 //                             before the file is read, so a gone rank's last lines come in the
 //                             same poll)
-//   R <rank> <why>            rank-N.jsonl is read again from its start: new, replaced (inode),
+//   R <key> <why> <inode>     the file is read again from its start: new, replaced (inode),
 //                             truncated (shorter than read) or rewritten (first bytes changed)
-//   D <rank> <offset> <b64>   bytes of rank-N.jsonl from <offset> (at most 4 MiB per poll)
+//   D <key> <offset> <b64>    bytes of the file from <offset> (at most 4 MiB per poll)
+// <key>: N for metrics/rank-N.jsonl, LN for rank N's output file rank-N.log.
 //   T                         end of one poll
 // A missing directory: "no such directory: <dir>" on stderr, exit status 3.
 #pragma once

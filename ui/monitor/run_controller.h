@@ -95,6 +95,7 @@ class RunController : public QObject {
     int exitCode = -1;
     int signal = 0;
     QString exitText;  // RankProcess::describeExit()
+    QString silence;   // a followed rank that has gone quiet: "silent for N s"; else empty
   };
 
   explicit RunController(QObject* parent = nullptr);
@@ -175,7 +176,8 @@ class RunController : public QObject {
   void rankExited(int rank, const QString& how);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);
-  // The Slurm job's state changed (launcherStatus()).
+  // The Slurm job's state changed, or a followed run's ssh connection was lost or came back:
+  // `text` is the line to print, launcherStatus() what the run strip shows meanwhile.
   void launcherStatusChanged(const QString& text);
   // A remote attach: the host answered and the directory is there (the spec, if any, is read).
   void remoteConnected();

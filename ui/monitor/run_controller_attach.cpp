@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include "metrics_store.h"
+#include "monitor_settings.h"
 #include "run_controller.h"
 #include "run_directory.h"
 #include "run_follower.h"
@@ -28,6 +29,7 @@ std::vector<RunController::RankState> RunController::followedRanks() const {
       r.crashed = f.gone && f.lastWord.isEmpty();
       r.exitCode = !f.ended() || r.crashed ? -1 : f.failed() ? 1 : 0;
       r.exitText = f.describe();
+      if (f.silent && !f.ended()) r.silence = f.describe();
     }
     out.push_back(r);
   }
@@ -77,9 +79,31 @@ RunFollower* RunController::newFollower() {
                        .arg(rank)
                        .arg(remote.isEmpty() ? why : remote));
   });
+  // The ranks' rank-N.log (stdout and stderr together) in the Log tab, as for a local run.
+  connect(follower_, &RunFollower::outputLine, this,
+          [this](int rank, const QString& line) { Q_EMIT logLine(rank, false, line); });
   connect(follower_, &RunFollower::rankEnded, this,
           [this](int rank, const QString& how) { Q_EMIT rankExited(rank, how); });
   connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
+  // A rank that went quiet: on another node its death cannot be seen here (no pid to check),
+  // so silence past the limit is shown instead of Running forever: the run is marked stalled.
+  follower_->setSilentLimit(settings::silentRankSeconds() * 1000);
+  connect(follower_, &RunFollower::rankSilent, this, [this](int rank, qint64 seconds) {
+    const RunFollower::Rank& r = follower_->ranks().at(rank);
+    Q_EMIT warning(QStringLiteral("rank %1 (pid %2 on %3) has been silent for %4 s: the run may "
+                                  "be stalled, or the rank gone where its pid cannot be checked")
+                       .arg(rank)
+                       .arg(r.info.pid)
+                       .arg(QString::fromStdString(r.info.host))
+                       .arg(seconds));
+    if (!slurm_) launcher_status_ = QStringLiteral("stalled: rank %1 silent").arg(rank);
+  });
+  connect(follower_, &RunFollower::rankHeardAgain, this, [this](int rank) {
+    const bool anySilent = std::any_of(follower_->ranks().begin(), follower_->ranks().end(),
+                                       [](const auto& kv) { return kv.second.silent; });
+    if (!slurm_ && !anySilent) launcher_status_.clear();
+    Q_EMIT launcherStatusChanged(QStringLiteral("rank %1 is heard from again").arg(rank));
+  });
   return follower_;
 }
 
@@ -112,11 +136,16 @@ void RunController::finalizeAttached() {
             .arg(rank)
             .arg(r.gone && r.lastWord.isEmpty() ? r.describe() : QStringLiteral("failed"));
     failure_.errorMessage = r.error;
+    failure_.stderrTail = follower_->outputTail(rank);
   }
   if (has_failure_) {
     final = State::Failed;
     reason_ = failure_.what;
     if (!failure_.errorMessage.isEmpty()) reason_ += QStringLiteral(": ") + failure_.errorMessage;
+    if (!failure_.stderrTail.isEmpty())
+      reason_ +=
+          QStringLiteral("\nlast lines of rank %1's output (rank-%1.log):\n  ").arg(failure_.rank) +
+          failure_.stderrTail.join(QStringLiteral("\n  "));
   } else if (anyStopped) {
     final = State::Stopped;
     reason_ = stop_requested_ ? QStringLiteral("stopped by the user at step %1").arg(progress.step)

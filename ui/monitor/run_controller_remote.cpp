@@ -36,6 +36,16 @@ bool RunController::attachRemote(const QString& url, QString* error) {
   }
   connect(mirror_, &SshRunMirror::connected, this, &RunController::onRemoteConnected);
   connect(mirror_, &SshRunMirror::failed, this, &RunController::onRemoteFailed);
+  // A lost connection is tried again (SshRunMirror): the run strip says so meanwhile, headless
+  // prints a line each way.
+  connect(mirror_, &SshRunMirror::connectionLost, this, [this](const QString& text) {
+    launcher_status_ = QStringLiteral("connection lost, reconnecting");
+    Q_EMIT launcherStatusChanged(text);
+  });
+  connect(mirror_, &SshRunMirror::reconnected, this, [this](const QString& text) {
+    launcher_status_.clear();
+    Q_EMIT launcherStatusChanged(text);
+  });
   setState(State::Starting);
   return true;
 }

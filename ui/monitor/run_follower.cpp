@@ -9,6 +9,7 @@
 #include <cerrno>
 
 #include "metrics_tail.h"
+#include "rank_output_tails.h"
 
 namespace ddpdesk {
 
@@ -17,6 +18,7 @@ QString RunFollower::Rank::describe() const {
   if (lastWord == QLatin1String("stopped")) return QStringLiteral("stopped");
   if (lastWord == QLatin1String("error")) return QStringLiteral("failed: ") + error;
   if (gone) return QStringLiteral("exited without a last message (pid %1 is gone)").arg(info.pid);
+  if (silent) return QStringLiteral("silent for %1 s").arg(heard.elapsed() / 1000);
   return hello ? QStringLiteral("running") : QStringLiteral("waiting");
 }
 
@@ -54,6 +56,7 @@ bool RunFollower::follow(const QString& runDir, QString* error) {
   stop();
   dir_ = info.absoluteFilePath();
   tails_.clear();
+  outputs_ = std::make_unique<RankOutputTails>(dir_);
   ranks_.clear();
   world_ = 0;
   ended_ = settling_ = false;
@@ -83,6 +86,7 @@ void RunFollower::discoverFiles() {
 
 void RunFollower::pollNow() {
   if (dir_.isEmpty() || ended_) return;
+  outputs_->poll([this](int rank, const QString& line) { Q_EMIT outputLine(rank, line); });
   discoverFiles();
   for (auto& [rank, tail] : tails_) pollRank(rank, *tail);
   // Only after the files: a rank that wrote its last line and exited between the two is read
@@ -99,6 +103,15 @@ void RunFollower::pollNow() {
   for (auto& [rank, r] : ranks_) {
     if (r.ended() && !r.reported) Q_EMIT rankEnded(rank, r.describe());
     r.reported = r.ended();
+    const bool silent = silent_ms_ > 0 && r.hello && !r.ended() && r.heard.isValid() &&
+                        r.heard.elapsed() >= silent_ms_;
+    if (silent && !r.silent) {
+      r.silent = true;
+      Q_EMIT rankSilent(rank, r.heard.elapsed() / 1000);
+    } else if (!silent && r.silent) {
+      r.silent = false;
+      Q_EMIT rankHeardAgain(rank);
+    }
   }
   checkEnd();
 }
@@ -119,6 +132,7 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
   for (;;) {
     const MetricsTail::Poll p = tail.poll([&](std::string_view line) {
       if (line.empty() || line == "\r") return;
+      r.heard.start();
       wire::Decoded d = wire::decode(line);
       if (!d.ignored.empty()) {
         ++counters_.ignored;
@@ -164,6 +178,10 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
     deliver();
     if (!p.more) break;
   }
+}
+
+QStringList RunFollower::outputTail(int rank) const {
+  return outputs_ ? outputs_->lastLines(rank) : QStringList();
 }
 
 bool RunFollower::allEnded() const {

@@ -11,6 +11,9 @@
 // a rank whose pid vanished just before its file was read, a restart right after a failure).
 // A rank on another host that dies without a word is noticed only through a pid probe that can
 // look there (setPidProbe: SshRunMirror's checks on the host it is connected to).
+//
+// The ranks' output files beside them (rank-N.log, RankOutputTails) are read in the same polls,
+// first, so a failed rank's last lines are in before its ending is.
 #pragma once
 
 #include <QByteArray>
@@ -29,6 +32,7 @@
 namespace ddpdesk {
 
 class MetricsTail;
+class RankOutputTails;
 
 class RunFollower : public QObject {
   Q_OBJECT
@@ -41,11 +45,14 @@ class RunFollower : public QObject {
     QString error;          // its last error message
     bool gone = false;      // on this host, and its pid no longer exists
     bool reported = false;  // rankEnded() was emitted for the current ending
+    QElapsedTimer heard;    // since its file last gave a line
+    bool silent = false;    // running, and no line for the silent limit (rankSilent())
     bool ended() const { return !lastWord.isEmpty() || gone; }
     bool failed() const {
       return lastWord == QLatin1String("error") || (gone && lastWord.isEmpty());
     }
-    QString describe() const;  // "finished", "stopped", "failed: ...", "exited without a ..."
+    // "finished", "stopped", "failed: ...", "exited without a ...", "silent for N s", "running"
+    QString describe() const;
   };
   struct Counters {
     qint64 messages = 0;   // decoded lines handed out (hellos included)
@@ -67,6 +74,9 @@ class RunFollower : public QObject {
   // Default 250 ms; the settle time (default 1 s) is counted in polls of at least that long.
   void setPollInterval(int ms);
   void setSettleTime(int ms) { settle_ms_ = ms; }
+  // A running rank whose file gives no line for this long is silent (0: never). Its pid may be
+  // where nothing here can check it (another node): silence is what is left to notice.
+  void setSilentLimit(int ms) { silent_ms_ = ms; }
   // Whether the process a hello names is alive: true/false, or nullopt when the probe cannot
   // tell. Replaces the default (kill(pid, 0) for ranks on this host).
   using PidProbe = std::function<std::optional<bool>(const wire::Hello&)>;
@@ -80,6 +90,8 @@ class RunFollower : public QObject {
   bool allEnded() const;  // every rank of the world has ended (not yet settled)
   bool hasEnded() const { return ended_; }
   Counters counters() const { return counters_; }
+  // The last lines of the rank's rank-N.log (at most RankOutputTails::kKeptLines).
+  QStringList outputTail(int rank) const;
   // Sends `signo` to every rank that runs on this host and is still alive; how many got it.
   int signalLocalRanks(int signo) const;
   static bool isThisHost(const std::string& host);
@@ -92,7 +104,12 @@ class RunFollower : public QObject {
                         const QByteArray& lines);
   void malformedLines(int rank, int count, const QString& lastError);
   void rankRestarted(int rank, const QString& why);
+  // A line of the rank's rank-N.log (its stdout and stderr together).
+  void outputLine(int rank, const QString& line);
   void rankEnded(int rank, const QString& how);
+  // A running rank's file gave nothing for the silent limit / gave a line again.
+  void rankSilent(int rank, qint64 seconds);
+  void rankHeardAgain(int rank);
   // Every rank ended and the directory stayed so for the settle time; polling has stopped.
   void runEnded();
 
@@ -104,8 +121,10 @@ class RunFollower : public QObject {
   QString dir_;
   QTimer timer_;
   int settle_ms_ = 1000;
+  int silent_ms_ = 0;
   PidProbe probe_;
   std::map<int, std::unique_ptr<MetricsTail>> tails_;
+  std::unique_ptr<RankOutputTails> outputs_;
   std::map<int, Rank> ranks_;
   int world_ = 0;
   bool ended_ = false;

@@ -4,11 +4,19 @@
 // directory. Nothing is written on the remote side and nothing listens there. The mirror
 // directory is removed, and ssh killed and reaped, when the object goes.
 //
+// A connection lost after connected() is tried again with a growing pause (1, 2, 4, 8, then
+// every 15 s) for settings::sshReconnectSeconds() (120 s unless DDPDESK_SSH_RECONNECT_S says
+// otherwise); each new connection hands the loop what the mirror holds, so it goes on at the
+// mirrored offsets: no byte is read twice or skipped. connectionLost() and reconnected() tell
+// the way (one line each).
+//
 // failed() comes at most once, with one line: before connected(), the run cannot be followed
 // (no ssh client, host unreachable, key refused, no such directory: ssh's own words where it
-// has them); after it, the connection was lost.
+// has them); after it, the connection was lost and could not be had back in time, or the
+// directory is gone.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -40,19 +48,31 @@ class SshRunMirror : public QObject {
  Q_SIGNALS:
   void connected();
   void polled();  // one remote poll is in the mirror
+  // The connection went (`text`: what ssh said and when the next try is) / came back.
+  void connectionLost(const QString& text);
+  void reconnected(const QString& text);
   void failed(const QString& why);
 
  private:
+  void launch();
+  void dropSsh();
   void onOutput();
   void onFinished(int exitCode, QProcess::ExitStatus status);
+  void onDeadline();
+  void connectionEnded(const QString& why);
   void fail(const QString& why);
 
   SshTarget target_;
   std::unique_ptr<QTemporaryDir> dir_;
   std::unique_ptr<MirrorStream> stream_;
-  QProcess ssh_;
+  QProcess* ssh_ = nullptr;  // a child of this; the current connection
   QTimer connect_deadline_;
+  QTimer retry_;
+  QElapsedTimer lost_since_;  // valid while reconnecting
   QString program_;
+  QString poll_seconds_;
+  int attempts_ = 0;  // since the connection was lost
+  bool ever_connected_ = false;
   bool failed_ = false;
 };
 

@@ -34,6 +34,7 @@ QString stateOf(const RunController::RankState* p, const RankInfo& info, bool* f
     *failed = true;
     return QStringLiteral("error");
   }
+  if (p && !p->silence.isEmpty()) return p->silence;  // a followed rank gone quiet
   return info.seen || (p && p->running) ? QStringLiteral("running") : QString();
 }
 
