@@ -3,6 +3,8 @@
 //   DDPDESK_WORKER       the ddpdesk-worker to start (default: the one beside ddpdesk)
 //   DDPDESK_SSH_COMMAND  the ssh client and its options, split like a shell word list
 //                        (default "ssh" from PATH; e.g. "ssh -F /path/to/config")
+//   DDPDESK_REMOTE_WORKER  the ddpdesk-worker on a cluster reached through a login node
+//                        (slurm_login; default: the local worker's absolute path)
 #pragma once
 
 #include <QString>
@@ -12,6 +14,8 @@ namespace ddpdesk::settings {
 
 // The worker program named by DDPDESK_WORKER; empty when unset.
 QString workerProgram();
+// The worker program named by DDPDESK_REMOTE_WORKER; empty when unset.
+QString remoteWorkerProgram();
 // The ssh command line: program first, then its own options. Never empty.
 QStringList sshCommand();
 

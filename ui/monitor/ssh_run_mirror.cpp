@@ -47,6 +47,7 @@ bool SshRunMirror::start(int pollMs, QString* error) {
                                      target_.path, QString::number(pollMs / 1000.0, 'f', 3)});
   program_ = cmd.takeFirst();
   ssh_.setStandardInputFile(QProcess::nullDevice());
+  keepFromTerminalSignals(ssh_);
   ssh_.start(program_, cmd);
   connect_deadline_.start(kConnectDeadlineMs);
   return true;
