@@ -209,6 +209,9 @@ class RunController : public QObject {
   void finalizeSlurm(const SlurmJobStatus& s);
   void nameFailedSlurmRank();
   void stopSlurm(bool graceful);
+  // Takes the run's spec and directory, resets the run and loads `history` bytes of earlier
+  // metrics.jsonl (a continued run) into the store.
+  void beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history);
   SlurmJob* newSlurmJob();
   void onSlurmEnded(const SlurmJobStatus& s);
   // Through a login node (run_controller_slurm_login.cpp).

@@ -39,6 +39,21 @@ QStringList lastLines(const QString& path, int n) {
 
 }  // namespace
 
+void RunController::beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir,
+                                  qint64 history) {
+  spec_ = spec;
+  dir_ = std::move(dir);
+  run_dir_path_ = dir_->path();
+  resetRun(spec.world_size());
+  // A continued run: its earlier messages first (large ones on a worker thread).
+  if (history > async_load_bytes_) {
+    store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
+  } else if (history > 0) {
+    store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
+    store_->setWorld(spec.world_size());
+  }
+}
+
 SlurmJob* RunController::newSlurmJob() {
   auto* job = new SlurmJob(this);
   connect(job, &SlurmJob::submitted, this, &RunController::onSlurmSubmitted);
@@ -102,16 +117,7 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
   }
   dir->forgetEnding();
 
-  spec_ = spec;
-  dir_ = std::move(dir);
-  run_dir_path_ = path;
-  resetRun(spec.world_size());
-  if (history > async_load_bytes_) {
-    store_->loadJsonlAsync(RunDirectory::metricsPath(path));
-  } else if (history > 0) {
-    store_->loadJsonl(RunDirectory::metricsPath(path));
-    store_->setWorld(spec.world_size());
-  }
+  beginSlurmRun(spec, std::move(dir), history);
   slurm_ = newSlurmJob();
   launcher_status_ = QStringLiteral("submitting %1").arg(script);
   dir_->logEvent(

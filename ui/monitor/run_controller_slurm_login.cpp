@@ -78,16 +78,7 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
     QFile status(RunDirectory::statusPath(path));
     if (status.open(QIODevice::ReadOnly)) slurm_old_status_ = status.readAll();
   }
-  spec_ = spec;
-  dir_ = std::move(dir);
-  run_dir_path_ = path;
-  resetRun(spec.world_size());
-  if (history > async_load_bytes_) {
-    store_->loadJsonlAsync(RunDirectory::metricsPath(path));
-  } else if (history > 0) {
-    store_->loadJsonl(RunDirectory::metricsPath(path));
-    store_->setWorld(spec.world_size());
-  }
+  beginSlurmRun(spec, std::move(dir), history);
   slurm_remote_dir_.clear();
   slurm_remote_written_ = false;
   slurm_remote_created_ = false;
