@@ -133,6 +133,21 @@ bool is_launcher_field(const std::string& key) {
   return key == "launcher" || key.rfind("slurm_", 0) == 0;
 }
 
+std::string check_slurm_login(const std::string& text) {
+  // What ssh takes as a destination without options or quoting: no '-' first, no blanks.
+  static const std::regex login(
+      R"(([A-Za-z0-9_.][A-Za-z0-9_.-]*@)?[A-Za-z0-9_.][A-Za-z0-9_.-]*(:\d{1,5})?)");
+  if (text.empty()) return {};
+  if (!std::regex_match(text, login))
+    return "must be [user@]host[:port] (letters, digits, '.', '_', '-'), or empty for sbatch here";
+  const auto colon = text.rfind(':');
+  if (colon != std::string::npos) {
+    const long port = std::stol(text.substr(colon + 1));
+    if (port < 1 || port > 65535) return "must have a port from 1 to 65535";
+  }
+  return {};
+}
+
 bool is_slurm_time(const std::string& text) {
   // [D-]H[:M[:S]] with a day part, else M, M:S or H:M:S.
   static const std::regex with_days(R"(\d{1,4}-\d{1,2}(:\d{1,2}(:\d{1,2})?)?)");

@@ -56,8 +56,15 @@ struct RunSpec {
   std::string slurm_time;       // sbatch --time (e.g. 30, 1:00:00, 2-0); empty: the default
   std::string slurm_account;    // empty: the user's default account
   std::string slurm_extra;      // more sbatch options, ';' or newline between them
+  // A login node to drive Slurm through over ssh ([user@]host[:port]); empty: sbatch here. With
+  // one, run_dir is the local record of the run (the history entry) and slurm_remote_dir the
+  // run directory on the cluster (empty: ~/ddpdesk-runs/<record's name> there).
+  std::string slurm_login;
+  std::string slurm_remote_dir;
 
   bool is_slurm() const { return launcher == "slurm"; }
+  // A Slurm run submitted through a login node over ssh (docs/cluster.md).
+  bool is_slurm_via_login() const { return is_slurm() && !slurm_login.empty(); }
   // Ranks of the whole run: nproc on this machine, or every task of the Slurm job.
   int world_size() const { return is_slurm() ? slurm_nodes * slurm_tasks_per_node : nproc; }
   std::int64_t effective_batch() const {
@@ -143,6 +150,9 @@ bool is_launcher_field(const std::string& key);
 // sbatch's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (or empty). The one check, shared
 // by the spec and the batch-script writer's tests.
 bool is_slurm_time(const std::string& text);
+// slurm_login's form, [user@]host[:port]: empty when `text` is one (or empty), else what is
+// allowed.
+std::string check_slurm_login(const std::string& text);
 // The extra sbatch options of slurm_extra, one per item, trimmed, empty items dropped.
 std::vector<std::string> slurm_extra_options(const std::string& text);
 

@@ -195,6 +195,26 @@ const std::vector<Field>& fields() {
          }
          return {};
        }},
+      {"slurm_login", Kind::Text,
+       "slurm: submit through this login node over ssh, [user@]host[:port] (empty: sbatch here)",
+       [](const RunSpec& s) { return json(s.slurm_login); },
+       [](RunSpec& s, const json& v) { s.slurm_login = v.get<std::string>(); },
+       [](const RunSpec& s) { return check_slurm_login(s.slurm_login); }},
+      {"slurm_remote_dir", Kind::Text,
+       "slurm via a login node: the run directory on the cluster (empty: ~/ddpdesk-runs/<run>)",
+       [](const RunSpec& s) { return json(s.slurm_remote_dir); },
+       [](RunSpec& s, const json& v) { s.slurm_remote_dir = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         const std::string& d = s.slurm_remote_dir;
+         if (d.empty()) return {};
+         if (s.slurm_login.empty()) return "must be empty unless slurm_login is set";
+         // #SBATCH lines take no quotes: a blank would split --output's path.
+         if (d.find_first_of(" \t\n'\"") != std::string::npos)
+           return "must be a path without blanks or quotes";
+         if (d[0] != '/' && d.rfind("~/", 0) != 0)
+           return "must be an absolute path or one starting with ~/ (the home directory there)";
+         return {};
+       }},
   };
   return table;
 }

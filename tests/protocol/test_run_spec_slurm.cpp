@@ -91,6 +91,26 @@ class TestRunSpecSlurm : public QObject {
         << R"({"slurm_extra":"--comment='x'"})"
         << "invalid slurm_extra '--comment='x'': must not contain quotes (each option becomes "
            "one #SBATCH line)";
+    QTest::newRow("login an option")
+        << R"({"slurm_login":"-oProxyCommand=x"})"
+        << "invalid slurm_login '-oProxyCommand=x': must be [user@]host[:port] (letters, digits, "
+           "'.', '_', '-'), or empty for sbatch here";
+    QTest::newRow("login blank") << R"({"slurm_login":"a b"})"
+                                 << "invalid slurm_login 'a b': must be [user@]host[:port] "
+                                    "(letters, digits, '.', '_', '-'), or empty for sbatch here";
+    QTest::newRow("login port")
+        << R"({"slurm_login":"me@login:70000"})"
+        << "invalid slurm_login 'me@login:70000': must have a port from 1 to 65535";
+    QTest::newRow("remote dir without login")
+        << R"({"slurm_remote_dir":"/scratch/r"})"
+        << "invalid slurm_remote_dir '/scratch/r': must be empty unless slurm_login is set";
+    QTest::newRow("remote dir relative")
+        << R"({"slurm_login":"login","slurm_remote_dir":"runs/r"})"
+        << "invalid slurm_remote_dir 'runs/r': must be an absolute path or one starting with ~/ "
+           "(the home directory there)";
+    QTest::newRow("remote dir blank")
+        << R"({"slurm_login":"login","slurm_remote_dir":"/a b"})"
+        << "invalid slurm_remote_dir '/a b': must be a path without blanks or quotes";
     QTest::newRow("dataset below the job's ranks")
         << R"({"launcher":"slurm","slurm_nodes":2,"slurm_tasks_per_node":4,"dataset_size":5})"
         << "invalid dataset_size '5': must be 0 or at least the Slurm job's ranks (8)";
@@ -101,6 +121,22 @@ class TestRunSpecSlurm : public QObject {
     SpecResult r = parse_run_spec(json.toStdString());
     QVERIFY(!r.ok());
     QCOMPARE(QString::fromStdString(format_error(r.errors.front(), Spelling::JsonKey)), message);
+  }
+
+  void loginForms() {
+    RunSpec s;
+    for (const char* ok : {"", "login", "me@login.hpc.example.org", "me@10.0.0.1:2222", "a_b@h-1"})
+      QVERIFY2(check_slurm_login(ok).empty(), ok);
+    s.launcher = "slurm";
+    QVERIFY(!s.is_slurm_via_login());
+    s.slurm_login = "me@login";
+    QVERIFY(s.is_slurm_via_login());
+    s.slurm_remote_dir = "~/runs/r1";
+    QVERIFY(validate(s).empty());
+    s.launcher = "local";  // a login node only matters to Slurm runs
+    QVERIFY(!s.is_slurm_via_login());
+    QVERIFY(is_launcher_field("slurm_login"));
+    QVERIFY(is_launcher_field("slurm_remote_dir"));
   }
 
   void flagsSpellTheFields() {

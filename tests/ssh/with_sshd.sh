@@ -10,6 +10,10 @@
 #   DDPDESK_SSHD_CTL          a script: `stop` kills sshd and every session it holds (SIGKILL,
 #                             as a crash or a reboot would), `start` starts it again on the same
 #                             port and waits until it lets the test user in
+#   DDPDESK_SSH_BARE          "ssh -F <dir>/ssh_config -b 127.0.0.2": a session whose PATH holds
+#                             nothing (a login node without the cluster's tools)
+# SLURM_CONF, when set (inside tests/slurm/with_slurm.sh), reaches the sessions too (SendEnv /
+# AcceptEnv), so this host is also a login node of that private cluster.
 # sshd is stopped and everything removed when the command ends, however it ends.
 # Exit status: the command's; 77 when sshd is not installed or this is not root.
 #   tests/ssh/with_sshd.sh COMMAND [ARGS...]
@@ -66,6 +70,9 @@ StrictModes no
 UsePAM no
 PrintMotd no
 PrintLastLog no
+AcceptEnv SLURM_CONF
+Match Address 127.0.0.2
+  SetEnv PATH=/nonexistent
 CONF
 for which in user refused; do
   name=ssh_config; [ "$which" = refused ] && name=ssh_config_refused
@@ -78,6 +85,7 @@ Host *
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
   LogLevel ERROR
+  SendEnv SLURM_CONF
 CONF
 done
 
@@ -110,6 +118,7 @@ CTL
 chmod +x "$dir/sshd_ctl"
 
 export DDPDESK_SSH_COMMAND="ssh -F $dir/ssh_config" DDPDESK_SSH_REFUSED="ssh -F $dir/ssh_config_refused"
+export DDPDESK_SSH_BARE="ssh -F $dir/ssh_config -b 127.0.0.2"
 export DDPDESK_SSH_PORT=$port DDPDESK_SSH_DIR=$dir DDPDESK_SSHD_CTL=$dir/sshd_ctl
 up=0
 for _ in $(seq 100); do

@@ -4,13 +4,27 @@
 #include <QTimer>
 #include <memory>
 
+#include "monitor_settings.h"
+
 namespace ddpdesk {
 
 QString ClusterCommand::Result::problem() const {
   const QString tool = argv.isEmpty() ? QStringLiteral("command") : argv.first();
+  if (!started && !via.isEmpty())
+    return sshClientMissing(settings::sshCommand().first(), QStringLiteral("not found"));
   if (!started)
     return QStringLiteral("%1 could not be run: not found on PATH or not executable").arg(tool);
   if (timedOut) return QStringLiteral("%1 did not answer in time").arg(tool);
+  if (!via.isEmpty() && exitCode == 255) {  // ssh's own failure: no connection, no key
+    const QString said = lastLine(err);
+    return said.isEmpty() ? QStringLiteral("ssh %1 failed (exit 255)").arg(via) : said;
+  }
+  if (!via.isEmpty() && exitCode == 127) {  // the remote shell's "command not found"
+    const QString said = lastLine(err);
+    return said.contains(QLatin1String("not found"))
+               ? said
+               : QStringLiteral("%1 not found on the login node %2").arg(tool, via);
+  }
   // The tool's own words, on one line: its last non-empty stderr line (sbatch: "error: ...").
   const QStringList lines =
       QString::fromLocal8Bit(err).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -30,13 +44,14 @@ ClusterCommand::~ClusterCommand() {
   }
 }
 
-void ClusterCommand::run(const QStringList& argv, Callback done) {
-  const QStringList words = prefix_ + argv;
+void ClusterCommand::run(const QStringList& argv, Callback done, const QByteArray& input) {
+  const QStringList words = remote_ ? remote_->command(argv) : prefix_ + argv;
   auto* proc = new QProcess(this);
   auto* timer = new QTimer(proc);
   timer->setSingleShot(true);
   auto result = std::make_shared<Result>();
   result->argv = argv;
+  if (remote_) result->via = remote_->destination();
   ++running_;
   // Called exactly once per command, whichever way it ends.
   auto finish = [this, proc, result, done] {
@@ -62,10 +77,16 @@ void ClusterCommand::run(const QStringList& argv, Callback done) {
     result->timedOut = true;
     proc->kill();  // finished() follows
   });
+  if (remote_) keepFromTerminalSignals(*proc);
   proc->setProgram(words.first());
   proc->setArguments(words.mid(1));
   timer->start(timeout_ms_);
+  if (input.isEmpty()) proc->setStandardInputFile(QProcess::nullDevice());
   proc->start();
+  if (!input.isEmpty()) {
+    proc->write(input);
+    proc->closeWriteChannel();
+  }
 }
 
 }  // namespace ddpdesk

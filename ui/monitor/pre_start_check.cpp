@@ -13,6 +13,13 @@ bool needsProbe(const RunSpec& spec) {
   return spec.device == "cuda" && !spec.is_slurm();
 }
 
+// sbatch --test-only on this machine; a job sent through a login node is checked there instead,
+// by the login path's own sbatch call (a refused job is undone), since this machine may have no
+// Slurm tools at all.
+bool needsSubmitCheck(const RunSpec& spec) {
+  return spec.is_slurm() && !spec.is_slurm_via_login();
+}
+
 void addSlurmVerdict(PreStartVerdict* v, const SlurmSubmitVerdict& slurm) {
   v->problem = slurm.problem;
   if (!slurm.warning.isEmpty())
@@ -23,7 +30,7 @@ void addSlurmVerdict(PreStartVerdict* v, const SlurmSubmitVerdict& slurm) {
 }  // namespace
 
 bool needsPreStartCheck(const RunSpec& spec) {
-  return needsProbe(spec) || needsTaskCheck(spec) || spec.is_slurm();
+  return needsProbe(spec) || needsTaskCheck(spec) || needsSubmitCheck(spec);
 }
 
 PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
@@ -47,7 +54,7 @@ PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker) 
   std::optional<TaskCheckResult> check;
   if (needsTaskCheck(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
   PreStartVerdict v = preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
-  if (v.ok() && spec.is_slurm()) addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
+  if (v.ok() && needsSubmitCheck(spec)) addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
   return v;
 }
 
@@ -101,7 +108,7 @@ void PreStartCheck::onCheck(const TaskCheckResult& check) {
   checkResult_ = check;
   const PreStartVerdict v =
       preStartVerdict(spec_, probed_ ? &probeResult_ : nullptr, check_ ? &checkResult_ : nullptr);
-  if (!v.ok() || !spec_.is_slurm()) {
+  if (!v.ok() || !needsSubmitCheck(spec_)) {
     finish();
     return;
   }

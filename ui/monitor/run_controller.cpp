@@ -211,7 +211,10 @@ bool RunController::start(const RunSpec& given, QString* error) {
     return fail(QString::fromStdString(format_error(problems.front(), Spelling::JsonKey)));
   const QString program = workerProgram();
   const QFileInfo programInfo(program);
-  if (!programInfo.isFile() || !programInfo.isExecutable())
+  // Through a login node with DDPDESK_REMOTE_WORKER, the worker is the cluster's, not this one.
+  const bool workerElsewhere =
+      given.is_slurm_via_login() && !settings::remoteWorkerProgram().isEmpty();
+  if (!workerElsewhere && (!programInfo.isFile() || !programInfo.isExecutable()))
     return fail(QStringLiteral("worker program %1 not found or not executable").arg(program));
 
   RunSpec spec = given;

@@ -40,6 +40,10 @@
 // checkpoint, exit 0), kill() cancels the job. A refused submission (sbatch's own line) fails the
 // run with failure().rejected set and leaves no new run directory behind. Destroying the
 // controller leaves a submitted job running.
+//
+// With spec.slurm_login the same happens through a login node over ssh
+// (run_controller_slurm_login.cpp): the run directory is spec.slurm_remote_dir on the cluster,
+// spec.run_dir is the local record (runDirectory()), the metrics come through an SshRunMirror.
 #pragma once
 
 #include <QDateTime>
@@ -207,6 +211,22 @@ class RunController : public QObject {
   void finalizeSlurm(const SlurmJobStatus& s);
   void nameFailedSlurmRank();
   void stopSlurm(bool graceful);
+  // Takes the run's spec and directory, resets the run and loads `history` bytes of earlier
+  // metrics.jsonl (a continued run) into the store.
+  void beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history);
+  SlurmJob* newSlurmJob();
+  void onSlurmEnded(const SlurmJobStatus& s);
+  // Through a login node (run_controller_slurm_login.cpp).
+  bool startSlurmViaLogin(RunSpec spec, const QString& program, QString* error);
+  void writeRemoteRun(const QString& remoteDir, const QString& worker, const QString& workerResume);
+  // After a refused job: removes what was written on the cluster, then onSlurmRejected() again;
+  // false when nothing was written there.
+  bool undoRemoteRun(const QString& line);
+  void followRemoteSlurm();
+  QString remoteScriptName() const;  // login:/dir/job.sbatch
+  // Follows the mirror of a remote directory (mirror_) with `f`: its pid checks on that host,
+  // a poll whenever a remote poll is in.
+  void followMirror(RunFollower* f);
   bool attachRemote(const QString& url, QString* error);
   void onRemoteConnected();
   void onRemoteFailed(const QString& why);
@@ -234,6 +254,13 @@ class RunController : public QObject {
   QByteArray slurm_old_status_;
   QString slurm_moved_metrics_;
   SshRunMirror* mirror_ = nullptr;  // attached over ssh: the local mirror follower_ reads
+  // A Slurm run through a login node: its directory on the cluster (resolved), and what a refused
+  // job must undo there (written: spec.json and job.sbatch are there; created: the directory
+  // was made; aside: where an earlier job's metrics/ went).
+  QString slurm_remote_dir_;
+  bool slurm_remote_written_ = false;
+  bool slurm_remote_created_ = false;
+  QString slurm_remote_aside_;
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"

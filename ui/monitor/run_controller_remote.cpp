@@ -59,6 +59,11 @@ void RunController::onRemoteConnected() {
   }
   RunFollower* f = newFollower();
   f->setSettleTime(kRemoteSettleMs);
+  followMirror(f);
+  Q_EMIT remoteConnected();
+}
+
+void RunController::followMirror(RunFollower* f) {
   // Only the remote host's own pid checks say a rank there is gone; ranks elsewhere end by
   // their last message.
   SshRunMirror* m = mirror_;
@@ -70,8 +75,7 @@ void RunController::onRemoteConnected() {
   m->stream().setBeforeReset([f] { f->pollNow(); });
   connect(m, &SshRunMirror::polled, f, &RunFollower::pollNow);
   QString err;
-  f->follow(dir, &err);  // the mirror: a directory of ours
-  Q_EMIT remoteConnected();
+  f->follow(m->directory(), &err);  // the mirror: a directory of ours
 }
 
 void RunController::onRemoteFailed(const QString& why) {

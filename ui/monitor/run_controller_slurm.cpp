@@ -18,6 +18,7 @@
 #include "slurm_job.h"
 #include "slurm_script.h"
 #include "slurm_status.h"
+#include "ssh_run_mirror.h"
 
 namespace ddpdesk {
 namespace {
@@ -38,7 +39,38 @@ QStringList lastLines(const QString& path, int n) {
 
 }  // namespace
 
+void RunController::beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir,
+                                  qint64 history) {
+  spec_ = spec;
+  dir_ = std::move(dir);
+  run_dir_path_ = dir_->path();
+  resetRun(spec.world_size());
+  // A continued run: its earlier messages first (large ones on a worker thread).
+  if (history > async_load_bytes_) {
+    store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
+  } else if (history > 0) {
+    store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
+    store_->setWorld(spec.world_size());
+  }
+}
+
+SlurmJob* RunController::newSlurmJob() {
+  auto* job = new SlurmJob(this);
+  connect(job, &SlurmJob::submitted, this, &RunController::onSlurmSubmitted);
+  connect(job, &SlurmJob::submitFailed, this, &RunController::onSlurmRejected);
+  connect(job, &SlurmJob::statusChanged, this, &RunController::onSlurmStatus);
+  connect(job, &SlurmJob::ended, this, &RunController::onSlurmEnded);
+  connect(job, &SlurmJob::warning, this, &RunController::warning);
+  connect(job, &SlurmJob::stopSent, this, [this](bool wasPending) {
+    if (dir_)
+      dir_->logEvent(wasPending ? QStringLiteral("the job was pending: scancel --state=PENDING")
+                                : QStringLiteral("the job's steps were signalled"));
+  });
+  return job;
+}
+
 bool RunController::startSlurm(RunSpec spec, const QString& program, QString* error) {
+  if (spec.is_slurm_via_login()) return startSlurmViaLogin(spec, program, error);
   auto fail = [&](const QString& why) {
     if (error) *error = why;
     return false;
@@ -92,27 +124,8 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
   }
   dir->forgetEnding();
 
-  spec_ = spec;
-  dir_ = std::move(dir);
-  run_dir_path_ = path;
-  resetRun(spec.world_size());
-  if (history > async_load_bytes_) {
-    store_->loadJsonlAsync(RunDirectory::metricsPath(path));
-  } else if (history > 0) {
-    store_->loadJsonl(RunDirectory::metricsPath(path));
-    store_->setWorld(spec.world_size());
-  }
-  slurm_ = new SlurmJob(this);
-  connect(slurm_, &SlurmJob::submitted, this, &RunController::onSlurmSubmitted);
-  connect(slurm_, &SlurmJob::submitFailed, this, &RunController::onSlurmRejected);
-  connect(slurm_, &SlurmJob::statusChanged, this, &RunController::onSlurmStatus);
-  connect(slurm_, &SlurmJob::ended, this, &RunController::finalizeSlurm);
-  connect(slurm_, &SlurmJob::warning, this, &RunController::warning);
-  connect(slurm_, &SlurmJob::stopSent, this, [this](bool wasPending) {
-    if (dir_)
-      dir_->logEvent(wasPending ? QStringLiteral("the job was pending: scancel --state=PENDING")
-                                : QStringLiteral("the job's steps were signalled"));
-  });
+  beginSlurmRun(spec, std::move(dir), history);
+  slurm_ = newSlurmJob();
   launcher_status_ = QStringLiteral("submitting %1").arg(script);
   dir_->logEvent(
       QStringLiteral("%1 a Slurm job of %2 rank(s): sbatch %3")
@@ -134,18 +147,29 @@ void RunController::onSlurmSubmitted(const QString& jobId) {
       if (o.contains(QStringLiteral("job_id"))) earlier.append(o.value(QStringLiteral("job_id")));
     }
   }
-  const QJsonObject record{
+  QJsonObject record{
       {QStringLiteral("job_id"), jobId},
       {QStringLiteral("submitted_at"), QDateTime::currentDateTime().toString(Qt::ISODateWithMs)},
       {QStringLiteral("script"), QFileInfo(slurmScriptPath(run_dir_path_)).fileName()},
       {QStringLiteral("earlier_jobs"), earlier}};
+  if (!slurm_remote_dir_.isEmpty()) {  // the job's directory is on the cluster
+    record[QStringLiteral("login")] = QString::fromStdString(spec_.slurm_login);
+    record[QStringLiteral("remote_dir")] = slurm_remote_dir_;
+  }
   QString err;
   if (!writeFileAtomically(slurmRecordPath(run_dir_path_), QJsonDocument(record).toJson(), &err))
     Q_EMIT warning(err);
   dir_->logEvent(QStringLiteral("submitted as Slurm job %1").arg(jobId));
   launcher_status_ = QStringLiteral("job %1 submitted: batch script %2")
-                         .arg(jobId, slurmScriptPath(run_dir_path_));
+                         .arg(jobId, slurm_remote_dir_.isEmpty() ? slurmScriptPath(run_dir_path_)
+                                                                 : remoteScriptName());
   Q_EMIT launcherStatusChanged(launcher_status_);
+  slurm_remote_written_ = false;  // the job owns what was written
+  if (!slurm_remote_dir_.isEmpty()) {
+    followRemoteSlurm();
+    if (stop_requested_) stopSlurm(true);
+    return;
+  }
   newFollower();
   // The job's end, not the files', ends a Slurm run (finalizeSlurm).
   disconnect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
@@ -155,7 +179,9 @@ void RunController::onSlurmSubmitted(const QString& jobId) {
 }
 
 void RunController::onSlurmRejected(const QString& line) {
-  // Nothing ran: put the directory back as it was (gone, when this submission created it).
+  // Nothing ran: put the directory back as it was (gone, when this submission created it), on
+  // the cluster first when a login node holds it.
+  if (undoRemoteRun(line)) return;
   has_failure_ = true;
   failure_ = Failure();
   failure_.rejected = true;
@@ -190,14 +216,18 @@ void RunController::stopSlurm(bool graceful) {
     // First the file, then the signal: ranks running by then get the signal, and ranks that
     // start later (the batch shell had not reached srun, or srun's step was not up yet) find
     // the file (DDPDESK_STOP_FILE in the batch script) and stop at their first step boundary.
+    // Through a login node the run directory is on the cluster: the signal alone goes there.
     QString err;
-    if (!writeFileAtomically(slurmStopFilePath(run_dir_path_), QByteArray(), &err))
+    if (!spec_.is_slurm_via_login() &&
+        !writeFileAtomically(slurmStopFilePath(run_dir_path_), QByteArray(), &err))
       Q_EMIT warning(err);
   }
   if (dir_)
-    dir_->logEvent(graceful ? QStringLiteral("stop requested: %1 and scancel --signal=TERM")
-                                  .arg(slurmStopFilePath(run_dir_path_))
-                            : QStringLiteral("kill requested: scancel"));
+    dir_->logEvent(!graceful ? QStringLiteral("kill requested: scancel")
+                   : spec_.is_slurm_via_login()
+                       ? QStringLiteral("stop requested: scancel --signal=TERM")
+                       : QStringLiteral("stop requested: %1 and scancel --signal=TERM")
+                             .arg(slurmStopFilePath(run_dir_path_)));
   if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
   if (slurm_->jobId().isEmpty()) return;  // sbatch has not answered: onSlurmSubmitted stops it
   if (graceful)
@@ -243,6 +273,7 @@ void RunController::finalizeSlurm(const SlurmJobStatus& s) {
     follower_->pollNow();  // the ranks' last lines
     follower_->stop();
   }
+  if (mirror_) mirror_->stop();  // no ssh outlives the run
   store_->flush();
   const RunProgress progress = store_->progress();
   bool anyStopped = false, anyError = false;

@@ -63,6 +63,7 @@ void SshRunMirror::launch() {
     if (e == QProcess::FailedToStart) fail(sshClientMissing(program_, ssh_->errorString()));
   });
   ssh_->setStandardInputFile(QProcess::nullDevice());
+  keepFromTerminalSignals(*ssh_);
   ssh_->start(program_, cmd);
   connect_deadline_.start(kConnectDeadlineMs);
 }

@@ -1,5 +1,6 @@
 #include "ssh_target.h"
 
+#include <unistd.h>
 #include <QUrl>
 
 #include "monitor_settings.h"
@@ -34,6 +35,22 @@ std::optional<SshTarget> SshTarget::parse(const QString& text, QString* error) {
   if (t.path.isEmpty() || t.path == QLatin1String("/"))
     return fail(QStringLiteral("no run directory path"));
   if (t.path.startsWith(QLatin1String("/~/"))) t.path = t.path.mid(1);
+  return t;
+}
+
+SshTarget SshTarget::fromLogin(const QString& login, const QString& path) {
+  SshTarget t;
+  QString rest = login;
+  if (const int at = rest.indexOf(QLatin1Char('@')); at >= 0) {
+    t.user = rest.left(at);
+    rest = rest.mid(at + 1);
+  }
+  if (const int colon = rest.lastIndexOf(QLatin1Char(':')); colon >= 0) {
+    t.port = rest.mid(colon + 1).toInt();
+    rest = rest.left(colon);
+  }
+  t.host = rest;
+  t.path = path;
   return t;
 }
 
@@ -75,6 +92,10 @@ QString lastLine(const QByteArray& stderrText) {
     if (!line.isEmpty()) return line;
   }
   return {};
+}
+
+void keepFromTerminalSignals(QProcess& process) {
+  process.setChildProcessModifier([] { ::setpgid(0, 0); });
 }
 
 QString sshClientMissing(const QString& program, const QString& why) {

@@ -6,6 +6,7 @@
 // remote home directory.
 #pragma once
 
+#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <optional>
@@ -21,6 +22,9 @@ struct SshTarget {
   static bool looksLikeUrl(const QString& text);  // starts with "ssh://"
   // Parses an ssh:// URL; nullopt with *error (one line naming the value) when it is not one.
   static std::optional<SshTarget> parse(const QString& url, QString* error = nullptr);
+  // A login node as RunSpec::slurm_login names it, [user@]host[:port] (checked there), with
+  // `path` on it.
+  static SshTarget fromLogin(const QString& login, const QString& path);
   QString url() const;          // ssh://user@host:port/path, as given back to people
   QString destination() const;  // user@host, or host
 
@@ -34,6 +38,10 @@ struct SshTarget {
 // ssh's own complaint in its stderr as one line: the last non-empty line ("ssh: connect to host
 // … port 22: Connection refused", "user@host: Permission denied (publickey)."), or empty.
 QString lastLine(const QByteArray& stderrText);
+// Puts the ssh `process` is about to start in a process group of its own, so a Ctrl+C typed at
+// the terminal (SIGINT to the whole foreground group) reaches ddpdesk, which stops the run
+// through it, and not the ssh connections that stop needs.
+void keepFromTerminalSignals(QProcess& process);
 // The one line for an ssh client that could not be started.
 QString sshClientMissing(const QString& program, const QString& why);
 

@@ -64,7 +64,8 @@ QString TaskCheckResult::fieldMessage() const {
 
 bool needsTaskCheck(const RunSpec& spec) {
   const TaskInfo* task = find_task(spec.task);
-  return task && task->user_files;
+  // Through a login node the files are paths on the cluster: this machine cannot read them.
+  return task && task->user_files && !spec.is_slurm_via_login();
 }
 
 bool isTaskCheckField(const std::string& key) {

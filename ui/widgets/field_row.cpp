@@ -85,6 +85,8 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("slurm_time"), QObject::tr("Time limit")},
       {QStringLiteral("slurm_account"), QObject::tr("Account")},
       {QStringLiteral("slurm_extra"), QObject::tr("More sbatch options")},
+      {QStringLiteral("slurm_login"), QObject::tr("Login node (ssh)")},
+      {QStringLiteral("slurm_remote_dir"), QObject::tr("Run directory there")},
   };
   return labels.value(key, key);
 }

@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "monitor_settings.h"
 #include "run_directory.h"
 #include "slurm_script.h"
 
@@ -26,19 +27,45 @@ SlurmPreviewDialog::SlurmPreviewDialog(const RunSpec& given, const QString& work
     spec_.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
   if (spec_.run_dir.empty())
     spec_.run_dir = RunDirectory::newRunPath(spec_, QDateTime::currentDateTime()).toStdString();
-  const QString runDir = QFileInfo(QString::fromStdString(spec_.run_dir)).absoluteFilePath();
-  spec_.run_dir = runDir.toStdString();
+  const QString record = QFileInfo(QString::fromStdString(spec_.run_dir)).absoluteFilePath();
+  spec_.run_dir = record.toStdString();
+  // Through a login node the script goes into the directory on the cluster; a path from the home
+  // directory there is made absolute by the login node itself when submitting.
+  const bool viaLogin = spec_.is_slurm_via_login();
+  if (viaLogin && spec_.slurm_remote_dir.empty())
+    spec_.slurm_remote_dir =
+        (QStringLiteral("~/ddpdesk-runs/") + QFileInfo(record).fileName()).toStdString();
+  const QString runDir = viaLogin ? QString::fromStdString(spec_.slurm_remote_dir) : record;
+  const QString login = QString::fromStdString(spec_.slurm_login);
 
   auto* layout = new QVBoxLayout(this);
   auto* intro = new QLabel(
-      tr("ddpdesk writes this script to <b>%1</b> and submits it with <tt>sbatch</tt>; the "
-         "job's %2 rank(s) report through the run directory.")
-          .arg(slurmScriptPath(runDir).toHtmlEscaped())
-          .arg(spec_.world_size()),
+      viaLogin
+          ? tr("ddpdesk writes this script to <b>%1</b> on <b>%2</b> over ssh and submits it "
+               "there with <tt>sbatch</tt>; the job's %3 rank(s) report through that directory "
+               "and this machine keeps the run's record in %4.%5")
+                .arg(slurmScriptPath(runDir).toHtmlEscaped(), login.toHtmlEscaped())
+                .arg(spec_.world_size())
+                .arg(record.toHtmlEscaped(),
+                     runDir.startsWith(QLatin1Char('~'))
+                         ? tr(" <i>~</i> is the home directory there; the submitted script "
+                              "names it in full.")
+                         : QString())
+          : tr("ddpdesk writes this script to <b>%1</b> and submits it with <tt>sbatch</tt>; the "
+               "job's %2 rank(s) report through the run directory.")
+                .arg(slurmScriptPath(runDir).toHtmlEscaped())
+                .arg(spec_.world_size()),
       this);
   intro->setWordWrap(true);
   layout->addWidget(intro);
-  text_ = new QPlainTextEdit(slurmBatchScript(spec_, runDir, worker, resume), this);
+  // The ranks' view: a resumed record continues from the checkpoints on the cluster.
+  const QString workerResume =
+      viaLogin && !resume.isEmpty() && QFileInfo(resume).absoluteFilePath() == record ? runDir
+                                                                                      : resume;
+  const QString there = viaLogin && !settings::remoteWorkerProgram().isEmpty()
+                            ? settings::remoteWorkerProgram()
+                            : worker;
+  text_ = new QPlainTextEdit(slurmBatchScript(spec_, runDir, there, workerResume), this);
   text_->setObjectName(QStringLiteral("slurm_script"));
   text_->setReadOnly(true);
   text_->setLineWrapMode(QPlainTextEdit::NoWrap);

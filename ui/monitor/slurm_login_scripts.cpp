@@ -1,0 +1,59 @@
+#include "slurm_login_scripts.h"
+
+namespace ddpdesk {
+namespace {
+
+QStringList shell(const QString& name, const QString& script, const QStringList& args) {
+  // /bin/sh by its path: the remote PATH may be what is wrong, and the message should say so.
+  return QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script, name} + args;
+}
+
+}  // namespace
+
+QStringList remoteResolveCommand(const QString& dir) {
+  return shell(QStringLiteral("ddpdesk-resolve"), QStringLiteral(R"SH(dir=$1
+command -v sbatch >/dev/null 2>&1 ||
+  { echo "sbatch: not found on the login node (PATH $PATH)" >&2; exit 127; }
+case $dir in
+  "~") dir=$HOME ;;
+  "~/"*) dir=$HOME/${dir#"~/"} ;;
+  /*) ;;
+  *) dir=$HOME/$dir ;;
+esac
+printf '%s\n' "$dir"
+)SH"),
+               {dir});
+}
+
+QStringList remoteWriteCommand(const QString& dir, const QString& stamp, const QString& spec) {
+  return shell(QStringLiteral("ddpdesk-write"), QStringLiteral(R"SH(dir=$1; stamp=$2; spec=$3
+created=0; aside=-
+[ -e "$dir" ] || created=1
+undo() {
+  if [ "$created" = 1 ]; then rm -rf -- "$dir"; else
+    rm -f -- "$dir/spec.json.tmp" "$dir/job.sbatch.tmp"
+    [ "$aside" = - ] || mv -- "$dir/$aside" "$dir/metrics"
+  fi
+  exit 1
+}
+mkdir -p -- "$dir" || undo
+cd -- "$dir" || undo
+if [ -d metrics ]; then aside=metrics-before-$stamp; mv metrics "$aside" || { aside=-; undo; }; fi
+printf '%s' "$spec" > spec.json.tmp && mv -f spec.json.tmp spec.json || undo
+cat > job.sbatch.tmp && mv -f job.sbatch.tmp job.sbatch || undo
+echo "$created $aside"
+)SH"),
+               {dir, stamp, spec});
+}
+
+QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside) {
+  return shell(QStringLiteral("ddpdesk-undo"), QStringLiteral(R"SH(dir=$1; created=$2; aside=$3
+if [ "$created" = 1 ]; then rm -rf -- "$dir"; exit; fi
+rm -f -- "$dir/job.sbatch"
+[ -z "$aside" ] || [ "$aside" = - ] || mv -- "$dir/$aside" "$dir/metrics"
+)SH"),
+               {dir, created ? QStringLiteral("1") : QStringLiteral("0"),
+                aside.isEmpty() ? QStringLiteral("-") : aside});
+}
+
+}  // namespace ddpdesk

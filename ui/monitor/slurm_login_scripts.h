@@ -1,0 +1,26 @@
+// The shell scripts that prepare and undo a Slurm run directory on a login node over ssh (run
+// with `sh -c SCRIPT NAME ARGS...` by a ClusterCommand whose remote is the login node). Plain
+// POSIX sh and coreutils, nothing of ddpdesk installed there.
+//
+//   resolve DIR            checks that sbatch is on the login node's PATH and prints DIR as an
+//                          absolute path ("~/x" and relative paths from the home directory).
+//                          Writes nothing. Exit 127 with one line when sbatch is missing.
+//   write DIR STAMP SPEC   creates DIR (when missing), moves an earlier job's metrics/ aside to
+//                          metrics-before-STAMP (its rank files would be read again as the new
+//                          job's), writes SPEC to spec.json and stdin to job.sbatch, each through
+//                          a temporary file and a rename; prints "<created 0|1> <aside or ->".
+//                          A failure removes what it made.
+//   undo DIR CREATED ASIDE after a refused submission: removes DIR when it was created, else
+//                          job.sbatch, and moves the metrics aside back.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace ddpdesk {
+
+QStringList remoteResolveCommand(const QString& dir);
+QStringList remoteWriteCommand(const QString& dir, const QString& stamp, const QString& spec);
+QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside);
+
+}  // namespace ddpdesk
