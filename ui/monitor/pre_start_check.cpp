@@ -54,7 +54,8 @@ PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker) 
   std::optional<TaskCheckResult> check;
   if (needsTaskCheck(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
   PreStartVerdict v = preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
-  if (v.ok() && needsSubmitCheck(spec)) addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
+  if (v.ok() && needsSubmitCheck(spec))
+    addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
   return v;
 }
 
