@@ -13,4 +13,4 @@ elif [ $# -gt 0 ]; then
   cmake "$build_dir" "$@"
 fi
 # LibTorch translation units need ~1.5 GiB each; two at a time fits every machine we target.
-cmake --build "$build_dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"
+cmake --build "$build_dir" --parallel "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"

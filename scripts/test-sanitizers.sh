@@ -21,11 +21,11 @@ cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SAN
   -DDDPDESK_PYTHON_RESULTS_DIR="$(realpath -m "${DDPDESK_BUILD_DIR:-build}")/python-results" \
   -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON >/dev/null
 build_start=$SECONDS
-cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(nproc)}"
+cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"
 echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
 # In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL. (The fuzz
 # entries are the plain build's; -E keeps them out of a build directory configured before.)
-ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(nproc)}" -E fuzz_smoke "$@"
+ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" -E fuzz_smoke "$@"

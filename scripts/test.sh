@@ -10,9 +10,12 @@ scripts/install-deps.sh
 phase "install-deps"
 scripts/build.sh
 phase "build"
+# Every core for ctest -j: GNU nproc answers OMP_NUM_THREADS when it is set (1 below), which
+# ran the suites, and the sanitizer build, one job at a time.
+export DDPDESK_JOBS=${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
 export QT_QPA_PLATFORM=offscreen OMP_NUM_THREADS=1
 (cd "${DDPDESK_BUILD_DIR:-build}" &&
-  ctest --output-on-failure --timeout 600 -j "${DDPDESK_JOBS:-$(nproc)}" "$@")
+  ctest --output-on-failure --timeout 600 -j "$DDPDESK_JOBS" "$@")
 phase "tests"
 if [ "${DDPDESK_SKIP_SANITIZERS:-0}" != 1 ]; then
   scripts/test-sanitizers.sh
