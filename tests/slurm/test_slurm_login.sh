@@ -4,7 +4,8 @@
 # --slurm-login root@127.0.0.1:PORT` writes the batch script into a run directory on the
 # "cluster" over ssh and submits it there, follows the two CPU ranks live through ssh, stops the
 # job gracefully (Ctrl+C: scancel --signal=TERM over ssh, a checkpoint), resumes it from the local
-# record as a new job (its last parameters bitwise those of an uninterrupted local run), and
+# record as a new job (its last parameters bitwise those of an uninterrupted local run), names a
+# dying rank with its node and output tail, and
 # refuses a refused key, a closed port, a login node without sbatch, a partition the cluster lacks
 # and a malformed login in one line with exit 2, nothing left on either side, no ssh left running.
 #   with_slurm.sh with_sshd.sh tests/slurm/test_slurm_login.sh WORKER DDPDESK
@@ -132,6 +133,23 @@ grep -q "^finished after .*: 50 steps" "$tmp/second.out" || bad "no 'finished â€
 grep -q '"state": "Finished"' "$record/status.json" || bad "the record's status.json is not Finished"
 nothing_left "after the resume"
 echo "ok 2: resumed as job ${jobs% *}: steps $first.. end bitwise at '$last' ($((SECONDS - t0)) s)"
+
+# 2b. A rank dies (SIGKILL while writing step 3's checkpoint): failed, the rank named with its
+#     node and the last lines of its output, fetched from the cluster through the ssh mirror.
+t0=$SECONDS
+timeout --foreground 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" --slurm-login "$login" \
+  --slurm-remote-dir "$tmp/cluster/dies" --checkpoint-every 3 \
+  --slurm-extra "$export_env,DDPDESK_FAULT_KILL_IN_CHECKPOINT=3" >"$tmp/dies.out" 2>"$tmp/dies.err"
+rc=$?
+[ "$rc" -eq 1 ] || { bad "the run whose rank died exited $rc, expected 1"; tail -n 20 "$tmp/dies.err"; }
+# Without srun's own report (its slurm-N.out stays on the cluster) the rank named is the one that
+# reported the error, rank 1 (rank 0 died without a word): named with its node and its tail.
+grep -q "run failed: rank [01] on " "$tmp/dies.err" || { bad "no rank and node named"; tail -n 20 "$tmp/dies.err"; }
+grep -q "last lines of rank [01]'s output ($tmp/cluster/dies/rank-[01].log)" "$tmp/dies.err" ||
+  { bad "no output tail from the cluster"; tail -n 20 "$tmp/dies.err"; }
+grep -q "^  ddpdesk-worker\[[01]\]" "$tmp/dies.err" || bad "the tail holds none of the rank's lines"
+nothing_left "after the rank died"
+echo "ok 2b: $(grep -m1 "run failed" "$tmp/dies.err") ($((SECONDS - t0)) s)"
 
 # 3. Bad input: one line, exit 2, nothing on the cluster, no record, no ssh left.
 closed=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -88,7 +88,9 @@ seen_by_both "rank 1's metrics file was truncated" "$tmp/l3.err" "$tmp/a3.err"
 head -c 4000 "$tmp/r1b" >"$m/rank-1.jsonl"  # rewritten in place, longer than before
 seen_by_both "rank 1's metrics file was rewritten" "$tmp/l3.err" "$tmp/a3.err"
 cp "$tmp/r0" "$m/.rank-0.new" && mv "$m/.rank-0.new" "$m/rank-0.jsonl"  # replaced whole
-cat "$tmp/r1b" >"$m/rank-1.jsonl"
+# The rest of rank 1's lines appended (a `cat >` would truncate first, and whether a poll caught
+# the empty file in between decided each follower's count: the two could differ by timing alone).
+tail -c +4001 "$tmp/r1b" >>"$m/rank-1.jsonl"
 wait "$attach"; rc=$?
 wait "$local_attach"; lrc=$?
 [ "$rc" -eq "$lrc" ] || bad "run 3: exit $rc over ssh, $lrc locally: $(cat "$tmp/a3.err")"

@@ -239,7 +239,9 @@ void RunController::stopSlurm(bool graceful) {
 void RunController::nameFailedSlurmRank() {
   // srun's own report in the job's output names the task that failed first and its node; else
   // the rank that reported an error, else the first that ended without a word.
-  QFile out(run_dir_path_ + QStringLiteral("/slurm-%1.out").arg(slurm_->jobId()));
+  // Through a login node the ranks' files are read from the ssh mirror of the remote directory.
+  const QString filesDir = mirror_ ? mirror_->directory() : run_dir_path_;
+  QFile out(filesDir + QStringLiteral("/slurm-%1.out").arg(slurm_->jobId()));
   const auto srun = out.open(QIODevice::ReadOnly)
                         ? firstSrunTaskError(QString::fromLocal8Bit(out.readAll()))
                         : std::nullopt;
@@ -255,7 +257,7 @@ void RunController::nameFailedSlurmRank() {
   failure_.node =
       srun ? srun->node : QString::fromStdString(culprit ? culprit->info.host : std::string());
   if (culprit) failure_.errorMessage = culprit->error;
-  failure_.stderrTail = lastLines(slurmRankOutputPath(run_dir_path_, failure_.rank), kTailLines);
+  failure_.stderrTail = lastLines(slurmRankOutputPath(filesDir, failure_.rank), kTailLines);
   QString how = srun ? srun->what : QStringLiteral("failed");
   if (!srun && culprit && culprit->lastWord.isEmpty()) how = QStringLiteral("ended without a word");
   failure_.what =
@@ -297,10 +299,12 @@ void RunController::finalizeSlurm(const SlurmJobStatus& s) {
       reason_ += QStringLiteral(" (job %1 %2)").arg(slurm_->jobId(), describeSlurmStatus(s));
     if (!failure_.errorMessage.isEmpty()) reason_ += QStringLiteral(": ") + failure_.errorMessage;
     if (!failure_.stderrTail.isEmpty())
-      reason_ += QStringLiteral("\nlast lines of rank %1's output (%2):\n  ")
-                     .arg(failure_.rank)
-                     .arg(slurmRankOutputPath(run_dir_path_, failure_.rank)) +
-                 failure_.stderrTail.join(QStringLiteral("\n  "));
+      reason_ +=
+          QStringLiteral("\nlast lines of rank %1's output (%2):\n  ")
+              .arg(failure_.rank)
+              .arg(slurmRankOutputPath(
+                  spec_.is_slurm_via_login() ? slurm_remote_dir_ : run_dir_path_, failure_.rank)) +
+          failure_.stderrTail.join(QStringLiteral("\n  "));
   } else if (s.state == S::TimedOut) {
     final = State::Stopped;
     reason_ =
