@@ -215,6 +215,7 @@ class RunController : public QObject {
   // metrics.jsonl (a continued run) into the store.
   void beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history);
   SlurmJob* newSlurmJob();
+  void rememberForUndo(const QString& path, bool created);
   void onSlurmEnded(const SlurmJobStatus& s);
   // Through a login node (run_controller_slurm_login.cpp).
   bool startSlurmViaLogin(RunSpec spec, const QString& program, QString* error);

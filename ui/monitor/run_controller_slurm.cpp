@@ -54,6 +54,16 @@ void RunController::beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirect
   }
 }
 
+// What a refused job puts back: the record it made, or the earlier job's status.json.
+void RunController::rememberForUndo(const QString& path, bool created) {
+  slurm_created_dir_ = created;
+  slurm_old_status_.clear();
+  slurm_moved_metrics_.clear();
+  if (created) return;
+  QFile status(RunDirectory::statusPath(path));
+  if (status.open(QIODevice::ReadOnly)) slurm_old_status_ = status.readAll();
+}
+
 SlurmJob* RunController::newSlurmJob() {
   auto* job = new SlurmJob(this);
   connect(job, &SlurmJob::submitted, this, &RunController::onSlurmSubmitted);
@@ -106,12 +116,8 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
   }
   // A continued run: its earlier ranks' files would be read again as this job's; they are in
   // metrics.jsonl already. Moved aside (and back if the job is refused).
-  slurm_created_dir_ = created;
-  slurm_old_status_.clear();
-  slurm_moved_metrics_.clear();
+  rememberForUndo(path, created);
   if (!created) {
-    QFile status(RunDirectory::statusPath(path));
-    if (status.open(QIODevice::ReadOnly)) slurm_old_status_ = status.readAll();
     const QString metrics = RunFollower::metricsDir(path);
     if (QFileInfo(metrics).isDir()) {
       const QString aside =

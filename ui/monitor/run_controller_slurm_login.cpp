@@ -71,13 +71,7 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
     return fail(err);
   }
   const qint64 history = QFileInfo(RunDirectory::metricsPath(path)).size();
-  slurm_created_dir_ = created;
-  slurm_old_status_.clear();
-  slurm_moved_metrics_.clear();
-  if (!created) {
-    QFile status(RunDirectory::statusPath(path));
-    if (status.open(QIODevice::ReadOnly)) slurm_old_status_ = status.readAll();
-  }
+  rememberForUndo(path, created);
   beginSlurmRun(spec, std::move(dir), history);
   slurm_remote_dir_.clear();
   slurm_remote_written_ = false;
