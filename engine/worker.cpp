@@ -1,5 +1,6 @@
 #include "worker.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -53,6 +54,15 @@ void install_signal_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+// OpenBLAS's name for the kernel set it runs ("Haswell", "SkylakeX", ...), "" for another BLAS.
+// LibTorch links the system's BLAS; when that is OpenBLAS the symbol is in the process.
+std::string openblas_core() {
+  using CoreName = char* (*)();
+  auto fn = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  const char* name = fn != nullptr ? fn() : nullptr;
+  return name != nullptr ? name : "";
+}
+
 nlohmann::json probe() {
   nlohmann::json j;
   j["torch_version"] = TORCH_VERSION;
@@ -70,6 +80,8 @@ nlohmann::json probe() {
   }
 #endif
   j["devices"] = names;
+  // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one).
+  j["openblas_core"] = openblas_core();
   return j;
 }
 

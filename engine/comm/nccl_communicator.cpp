@@ -4,6 +4,7 @@
 // runtime API, so it builds against CPU-only LibTorch headers too (CI has no GPU).
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <unistd.h>
 
 #include <stdexcept>
 #include <string>

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <set>
 
+#include <unistd.h>
+
 #include "run_spec.h"
 #include "task.h"
 #include "tensor_file.h"

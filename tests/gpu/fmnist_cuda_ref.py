@@ -1,6 +1,6 @@
 """Python reference for the GPU check: PyTorch DDP (NCCL, one GPU) on Fashion-MNIST, the same
 CNN, Adam and batch size as `ddpdesk-worker --task fmnist-cnn --device cuda`. Prints samples/s.
-Run: MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 python3 fmnist_cuda_ref.py DIR
+Run: MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 python3 fmnist_cuda_ref.py DIR [EPOCHS [BATCH]]
 """
 import gzip, os, sys, time
 import numpy as np, torch, torch.nn as nn, torch.distributed as dist
@@ -20,7 +20,7 @@ net = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(3
 net = nn.parallel.DistributedDataParallel(net, device_ids=[0])
 opt = torch.optim.Adam(net.parameters(), lr=1e-3)
 crit = nn.CrossEntropyLoss()
-B = 64
+B = int(sys.argv[3]) if len(sys.argv) > 3 else 64
 torch.cuda.synchronize(); t0 = time.perf_counter(); seen = 0
 for epoch in range(epochs):
     g = torch.Generator(); g.manual_seed(epoch)

@@ -2,55 +2,120 @@
 # GPU check, for a machine with an NVIDIA GPU and PyTorch 2.x but no Qt and no package access.
 # Builds ddpdesk-worker against that PyTorch's LibTorch (NCCL on), then runs fmnist-cnn with
 # --device cuda (world=1 through the NCCL communicator) beside the Python reference on the same
-# GPU and prints both throughputs; checks that a CUDA rank sends its GPU's system gauges (NVML),
-# and that two ranks on one GPU fail with a clear error.
+# GPU and prints both throughputs; trains a user TorchScript task on CUDA; checks that a CUDA rank
+# sends its GPU's system gauges (NVML), and that two ranks on one GPU fail with a clear error.
+#
+# GPU time is scarce, so every step after the build runs even when an earlier one failed, each
+# under a time limit; the summary at the end names each step's result and the exit status is
+# non-zero when any failed.
 #
 # Needs, carried from a Debian machine (nothing can be installed there):
 #   DDPDESK_EXTRA_INCLUDE  a directory with nlohmann/ and CLI/ headers (copies of /usr/include's)
 #   DDPDESK_FMNIST_DIR     a directory with the four Fashion-MNIST .gz files
+# Optional: GPU_CHECK_LOG_DIR, a folder for the build log and each step's output.
 # Usage: tests/gpu/run_gpu_check.sh      (from the repository root; a few minutes)
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/../.."
 : "${DDPDESK_EXTRA_INCLUDE:?set it to a folder holding nlohmann/json.hpp and CLI/CLI.hpp}"
 : "${DDPDESK_FMNIST_DIR:?set it to a folder holding the Fashion-MNIST .gz files}"
 export DDPDESK_FMNIST_DIR
-prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+logs=${GPU_CHECK_LOG_DIR:-$(mktemp -d)}
+mkdir -p "$logs"
+
+results=()
+# step NAME SECONDS CMD...: runs CMD (a program or an exported function) with a limit, its output shown and kept in $logs/NAME.log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  echo "== $name"
+  local t0=$SECONDS
+  timeout --kill-after=5 "$limit" bash -c '"$@"' step "$@" 2>&1 | tee "$logs/$name.log"
+  local rc=${PIPESTATUS[0]}
+  local verdict=ok
+  [ "$rc" -eq 0 ] || verdict="FAILED (exit $rc)"
+  [ "$rc" -eq 124 ] && verdict="TIMED OUT after ${limit}s"
+  results+=("$(printf '%-28s %-24s %4ss' "$name" "$verdict" $((SECONDS - t0)))")
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
-nccl_home=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) + "/nccl")' 2>/dev/null || true)
+prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+site=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
-gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDDPDESK_MONITOR=OFF \
-  -DDDPDESK_GUI=OFF -DDDPDESK_TESTS=OFF -DDDPDESK_NCCL=ON -DCMAKE_PREFIX_PATH="$prefix" \
-  -DDDPDESK_EXTRA_INCLUDE="$DDPDESK_EXTRA_INCLUDE" \
-  -DNCCL_INCLUDE_DIR="${NCCL_INCLUDE_DIR:-${nccl_home:-$cuda_home}/include}" \
-  -DNCCL_LIBRARY="${NCCL_LIBRARY:-$(ls "${nccl_home:-$cuda_home}"/lib/libnccl.so* "$cuda_home"/lib64/libnccl.so* 2>/dev/null | head -n 1)}" \
-  -DCUDART_INCLUDE_DIR="$cuda_home/include" -DCUDART_LIBRARY="$(ls "$cuda_home"/lib64/libcudart.so | head -n 1)"
-cmake --build build-gpu --parallel "$(nproc)" --target ddpdesk-worker
+# The NCCL that PyTorch itself loads (the nvidia-nccl wheel), else the CUDA toolkit's.
+nccl_lib=${NCCL_LIBRARY:-$(find "$site/nvidia" "$cuda_home/lib64" "$cuda_home/lib" \
+  -name 'libnccl.so*' 2>/dev/null | sort | head -n 1)}
+nccl_inc=${NCCL_INCLUDE_DIR:-$(dirname "$(find "$site/nvidia" "$cuda_home/include" -name nccl.h \
+  2>/dev/null | head -n 1)")}
+cudart_lib=$(ls "$cuda_home"/lib64/libcudart.so* 2>/dev/null | head -n 1)
+echo "nccl: $nccl_lib ($nccl_inc)  cudart: $cudart_lib  cores: $(nproc)  $(g++ --version | head -n 1)"
+
+# Ninja keeps going after a failed compile (-k 0), so one build reports every error.
+gen=(); keep_going=(); command -v ninja >/dev/null && gen=(-G Ninja) && keep_going=(-- -k 0)
+build() {
+  cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DDDPDESK_MONITOR=OFF \
+    -DDDPDESK_GUI=OFF -DDDPDESK_TESTS=OFF -DDDPDESK_NCCL=ON -DCMAKE_PREFIX_PATH="$prefix" \
+    -DDDPDESK_EXTRA_INCLUDE="$DDPDESK_EXTRA_INCLUDE" -DNCCL_INCLUDE_DIR="$nccl_inc" \
+    -DNCCL_LIBRARY="$nccl_lib" -DCUDART_INCLUDE_DIR="$cuda_home/include" \
+    -DCUDART_LIBRARY="$cudart_lib" &&
+    cmake --build build-gpu --parallel "$(nproc)" --target ddpdesk-worker "${keep_going[@]}"
+}
+echo "== build (log: $logs/build.log)"
+t0=$SECONDS
+if ! build >"$logs/build.log" 2>&1; then
+  grep -E -m 20 "error|Error|FAILED" "$logs/build.log"
+  tail -n 30 "$logs/build.log"
+  echo "build FAILED after $((SECONDS - t0))s"
+  exit 1
+fi
+echo "build ok in $((SECONDS - t0))s"
 w=build-gpu/app/ddpdesk-worker
-echo "== probe"; "$w" --probe
-echo "== ddpdesk-worker fmnist-cnn, cuda, world=1 (NCCL communicator forced)"
-MASTER_ADDR=127.0.0.1 MASTER_PORT=29531 RANK=0 WORLD_SIZE=1 DDPDESK_FORCE_COMM=1 \
-  "$w" --task fmnist-cnn --device cuda --batch-size 64 --epochs 2 --lr 1e-3
-echo "== Python DDP reference, same GPU"
-MASTER_ADDR=127.0.0.1 MASTER_PORT=29532 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
-  python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2
-echo "== user task (task script): the example's TorchScript MLP on CUDA, then the model on CPU"
+rank0() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$1 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "${@:2}"; }
+export -f rank0
+export w
+
+step probe 60 "$w" --probe
+for b in 64 512; do
+  step "worker-cnn-b$b" 180 rank0 29531 env DDPDESK_FORCE_COMM=1 \
+    "$w" --task fmnist-cnn --device cuda --batch-size $b --epochs 2 --lr 1e-3
+  step "python-cnn-b$b" 180 rank0 29532 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 $b
+done
+
 user=$(mktemp -d)
-python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
-"$w" --check --task script --device cuda --model "$user/model.pt" \
+export user
+step user-task-make 120 python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
+step user-task-check 60 "$w" --check --task script --device cuda --model "$user/model.pt" \
   --train-data "$user/train.safetensors" --eval-data "$user/eval.safetensors"
-MASTER_ADDR=127.0.0.1 MASTER_PORT=29533 RANK=0 WORLD_SIZE=1 DDPDESK_FORCE_COMM=1 \
-  "$w" --task script --device cuda --model "$user/model.pt" --train-data "$user/train.safetensors" \
-  --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 --run-dir "$user/run"
-python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1]); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters')" "$user/run/model.pt"
-echo "== system gauges of a CUDA rank: the GPU's values through NVML (dlopen) in the metrics file"
-MASTER_ADDR=127.0.0.1 MASTER_PORT=29534 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 \
-  "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 4096 \
-  --metrics-file "$user/system.jsonl" >/dev/null
-grep '"type":"gauge"' "$user/system.jsonl" | tail -n 8
-grep -q '"name":"gpu_memory_used_bytes"' "$user/system.jsonl" ||
-  { echo "no GPU gauges: the NVML path failed on a GPU machine"; exit 1; }
-echo "== two ranks on one GPU must fail clearly"
-set +e
-scripts/launch-local.sh 2 "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 256 2>&1 | grep -m1 -E "GPU|error"
-echo "exit $?"
+step user-task-train 180 rank0 29533 env DDPDESK_FORCE_COMM=1 "$w" --task script --device cuda \
+  --model "$user/model.pt" --train-data "$user/train.safetensors" \
+  --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 \
+  --run-dir "$user/run"
+step user-model-loads-on-cpu 60 python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1], map_location='cpu'); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters, on', {str(p.device) for p in m.parameters()})" "$user/run/model.pt"
+
+gauges() {
+  rank0 29534 "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 4096 \
+    --metrics-file "$user/system.jsonl" >/dev/null || return
+  grep '"type":"gauge"' "$user/system.jsonl" | tail -n 8
+  grep -q '"name":"gpu_memory_used_bytes"' "$user/system.jsonl" ||
+    { echo "no GPU gauges: the NVML path failed on a GPU machine"; return 1; }
+}
+export -f gauges
+step nvml-gauges 120 gauges
+
+# Two ranks on one GPU must fail, quickly and saying why.
+two_ranks() {
+  local out
+  out=$(scripts/launch-local.sh 2 "$w" --task fmnist-cnn --device cuda --epochs 1 \
+    --dataset-size 256 2>&1)
+  local rc=$?
+  echo "$out" | tail -n 5
+  [ "$rc" -ne 0 ] || { echo "two ranks on one GPU exited 0"; return 1; }
+  echo "$out" | grep -q -E "GPU" || { echo "no message naming the GPU"; return 1; }
+}
+export -f two_ranks
+step two-ranks-one-gpu 90 two_ranks
+
+echo "== summary"
+printf '%s\n' "${results[@]}" | tee "$logs/summary.txt"
+grep -h -E "samples_per_s|samples/s" "$logs"/worker-cnn-*.log "$logs"/python-cnn-*.log 2>/dev/null | tail -n 8
+! printf '%s\n' "${results[@]}" | grep -q -E "FAILED|TIMED OUT"
