@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <string>
@@ -162,9 +163,18 @@ TEST(FmnistDataset, MissingDirectoryNamesThePathAndThePackage) {
 
 TEST(FmnistDataset, MalformedFileNamesTheFile) {
   // zlib reads a file that is not gzip'd as is, so plain bytes make a (broken) idx file.
-  char tmpl[] = "/tmp/ddpdesk_fmnist_XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  // Under TMPDIR, removed however the test ends.
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ddpdesk-fmnist-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
   const std::string dir = tmpl;
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_at_end{dir};
   const std::string images = dir + "/train-images-idx3-ubyte.gz";
   const std::string labels = dir + "/train-labels-idx1-ubyte.gz";
   std::ofstream(images, std::ios::binary) << std::string("\0\0\x08\x04\0\0\0\x01", 8);
@@ -177,9 +187,6 @@ TEST(FmnistDataset, MalformedFileNamesTheFile) {
   msg = error_of(dir);
   EXPECT_NE(msg.find(images), std::string::npos) << msg;
   EXPECT_NE(msg.find("end of file"), std::string::npos) << msg;
-  std::remove(images.c_str());
-  std::remove(labels.c_str());
-  ::rmdir(dir.c_str());
 }
 
 }  // namespace

@@ -25,8 +25,11 @@ using namespace ddpdesk;
 class TempDir {
  public:
   TempDir() {
-    char tmpl[] = "/tmp/ddpdesk-tasks-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
+    // Under TMPDIR, as every test's scratch files (a test run with its own TMPDIR leaves /tmp
+    // untouched).
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ddpdesk-tasks-XXXXXX";
+    if (::mkdtemp(tmpl.data())) path_ = tmpl;
   }
   ~TempDir() {
     std::error_code ec;

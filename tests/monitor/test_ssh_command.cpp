@@ -7,6 +7,7 @@
 #include <QTcpServer>
 #include <QtTest>
 
+#include "monitor_settings.h"
 #include "qt_test_main.h"
 #include "ssh_command.h"
 
@@ -87,21 +88,25 @@ class TestSshCommand : public QObject {
       QVERIFY2(r.error.contains("Connection refused") && !r.error.contains('\n'),
                qPrintable(r.error));
     }
-    const QByteArray usual = qgetenv("DDPDESK_SSH_COMMAND");
-    qputenv("DDPDESK_SSH_COMMAND", qgetenv("DDPDESK_SSH_REFUSED"));
+    // The ssh command is a monitor setting, parsed once: another one is installed, not exported.
+    const MonitorSettings usual = monitorSettings();
+    MonitorSettings other = usual;
+    other.sshCommand = QProcess::splitCommand(qEnvironmentVariable("DDPDESK_SSH_REFUSED"));
+    setMonitorSettings(other);
     {
       SshCommand c(target());
       const auto r = run(c, {"true"});
       QVERIFY2(!r.ran && r.error.contains("Permission denied"), qPrintable(r.error));
     }
-    qputenv("DDPDESK_SSH_COMMAND", "/nonexistent/ssh");
+    other.sshCommand = QStringList{QStringLiteral("/nonexistent/ssh")};
+    setMonitorSettings(other);
     {
       SshCommand c(target());
       const auto r = run(c, {"true"});
       QVERIFY2(!r.ran && r.error.contains("cannot run the ssh client '/nonexistent/ssh'"),
                qPrintable(r.error));
     }
-    qputenv("DDPDESK_SSH_COMMAND", usual);
+    setMonitorSettings(usual);
   }
 
   void destroyingItKillsTheCommand() {

@@ -11,7 +11,7 @@ namespace ddpdesk {
 QString ClusterCommand::Result::problem() const {
   const QString tool = argv.isEmpty() ? QStringLiteral("command") : argv.first();
   if (!started && !via.isEmpty())
-    return sshClientMissing(settings::sshCommand().first(), QStringLiteral("not found"));
+    return sshClientMissing(monitorSettings().sshCommand.first(), QStringLiteral("not found"));
   if (!started)
     return QStringLiteral("%1 could not be run: not found on PATH or not executable").arg(tool);
   if (timedOut) return QStringLiteral("%1 did not answer in time").arg(tool);

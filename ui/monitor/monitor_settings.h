@@ -1,30 +1,52 @@
-// MonitorSettings: the environment variables that change how the monitor behaves, read in this
-// one place (documented in docs/cluster.md and README.md), so tests and people find them all.
-//   DDPDESK_WORKER       the ddpdesk-worker to start (default: the one beside ddpdesk)
-//   DDPDESK_SSH_COMMAND  the ssh client and its options, split like a shell word list
-//                        (default "ssh" from PATH; e.g. "ssh -F /path/to/config")
-//   DDPDESK_SSH_RECONNECT_S  how long a follow over ssh tries to get a lost connection back
-//                        before it ends as Failed (default 120; 0: it does not try)
-//   DDPDESK_SILENT_S     a followed rank whose metrics file gives no line for this long is
-//                        shown "silent for N s" and the run stalled (default 120; 0: never)
-//   DDPDESK_REMOTE_WORKER  the ddpdesk-worker on a cluster reached through a login node
-//                        (slurm_login; default: the local worker's absolute path)
+// MonitorSettings: every DDPDESK_* environment switch the monitor side reads (the window,
+// headless, compare, queue), in one struct, parsed once. `ddpdesk` reads them when it starts
+// (app/ddpdesk_main.cpp): a malformed value is one line naming the variable and exit code 2,
+// before anything starts. Documented in docs/environment.md ("The monitor's switches"); the
+// worker's own are WorkerSettings (engine/runtime/worker_settings.h).
 #pragma once
 
+#include <QByteArray>
 #include <QString>
 #include <QStringList>
+#include <functional>
 
-namespace ddpdesk::settings {
+namespace ddpdesk {
 
-// The worker program named by DDPDESK_WORKER; empty when unset.
-QString workerProgram();
-// The worker program named by DDPDESK_REMOTE_WORKER; empty when unset.
-QString remoteWorkerProgram();
-// The ssh command line: program first, then its own options. Never empty.
-QStringList sshCommand();
-// DDPDESK_SSH_RECONNECT_S in seconds; the default when unset or not a whole number >= 0.
-int sshReconnectSeconds();
-// DDPDESK_SILENT_S in seconds; the default when unset or not a whole number >= 0.
-int silentRankSeconds();
+struct MonitorSettings {
+  // DDPDESK_WORKER: the ddpdesk-worker to start; empty: the one beside ddpdesk.
+  QString worker;
+  // DDPDESK_REMOTE_WORKER: the ddpdesk-worker on a cluster reached through a login node;
+  // empty: the local worker's absolute path.
+  QString remoteWorker;
+  // DDPDESK_SSH_COMMAND: the ssh client and its own options, split at spaces (double quotes keep
+  // a word with spaces whole; e.g. "ssh -F /path/to/config"). Never empty: "ssh" from PATH.
+  QStringList sshCommand{QStringLiteral("ssh")};
+  // DDPDESK_SSH_RECONNECT_S: how long a follow over ssh tries to get a lost connection back
+  // before it ends as Failed (0: it does not try).
+  int sshReconnectSeconds = 120;
+  // DDPDESK_SILENT_S: a followed rank whose metrics file gives no line for this long is shown
+  // "silent for N s" and the run stalled (0: never).
+  int silentRankSeconds = 120;
+  // DDPDESK_AUTOSTART=1: the window starts its run at once, as --start does.
+  bool autostart = false;
+};
 
-}  // namespace ddpdesk::settings
+struct MonitorSettingsResult {
+  MonitorSettings settings;
+  QString error;  // one line naming the variable, its value and what is allowed
+  bool ok() const { return error.isEmpty(); }
+};
+
+// The value of an environment variable; empty when unset.
+using MonitorEnvLookup = std::function<QByteArray(const char*)>;
+
+MonitorSettingsResult readMonitorSettings(const MonitorEnvLookup& lookup);
+MonitorSettingsResult readMonitorSettings();  // from the process environment
+
+// The settings this process runs with: those installed by setMonitorSettings (ddpdesk's main
+// does, after checking them), else read from the environment on first use, once (malformed
+// values then keep their defaults: only the front end reports them).
+const MonitorSettings& monitorSettings();
+void setMonitorSettings(const MonitorSettings& s);
+
+}  // namespace ddpdesk

@@ -97,7 +97,7 @@ RunController::~RunController() {
 }
 
 QString RunController::defaultWorkerProgram() {
-  const QString env = settings::workerProgram();
+  const QString env = monitorSettings().worker;
   if (!env.isEmpty()) return env;
   return QCoreApplication::applicationDirPath() + QStringLiteral("/ddpdesk-worker");
 }
@@ -213,7 +213,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   const QFileInfo programInfo(program);
   // Through a login node with DDPDESK_REMOTE_WORKER, the worker is the cluster's, not this one.
   const bool workerElsewhere =
-      given.is_slurm_via_login() && !settings::remoteWorkerProgram().isEmpty();
+      given.is_slurm_via_login() && !monitorSettings().remoteWorker.isEmpty();
   if (!workerElsewhere && (!programInfo.isFile() || !programInfo.isExecutable()))
     return fail(QStringLiteral("worker program %1 not found or not executable").arg(program));
 

@@ -87,7 +87,7 @@ RunFollower* RunController::newFollower() {
   connect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
   // A rank that went quiet: on another node its death cannot be seen here (no pid to check),
   // so silence past the limit is shown instead of Running forever: the run is marked stalled.
-  follower_->setSilentLimit(settings::silentRankSeconds() * 1000);
+  follower_->setSilentLimit(monitorSettings().silentRankSeconds * 1000);
   connect(follower_, &RunFollower::rankSilent, this, [this](int rank, qint64 seconds) {
     const RunFollower::Rank& r = follower_->ranks().at(rank);
     Q_EMIT warning(QStringLiteral("rank %1 (pid %2 on %3) has been silent for %4 s: the run may "

@@ -79,9 +79,9 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
   slurm_remote_aside_.clear();
   slurm_ = newSlurmJob();
   slurm_->commands()->setRemote(SshTarget::fromLogin(QString::fromStdString(spec.slurm_login), {}));
-  const QString worker = settings::remoteWorkerProgram().isEmpty()
+  const QString worker = monitorSettings().remoteWorker.isEmpty()
                              ? QFileInfo(program).absoluteFilePath()
-                             : settings::remoteWorkerProgram();
+                             : monitorSettings().remoteWorker;
   launcher_status_ =
       QStringLiteral("preparing %1 on %2").arg(remote, QString::fromStdString(spec.slurm_login));
   dir_->logEvent(launcher_status_);

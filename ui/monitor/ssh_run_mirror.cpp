@@ -154,7 +154,7 @@ void SshRunMirror::connectionEnded(const QString& why) {
   if (!lost_since_.isValid()) lost_since_.start();
   const QString said = why.endsWith(QLatin1Char('.')) ? why.chopped(1) : why;  // ssh ends with '.'
 
-  const qint64 limitMs = qint64(settings::sshReconnectSeconds()) * 1000;
+  const qint64 limitMs = qint64(monitorSettings().sshReconnectSeconds) * 1000;
   const int pause = retryPauseMs(attempts_ + 1);
   if (lost_since_.elapsed() + pause > limitMs) {
     fail(QStringLiteral("lost the connection to %1: %2%3")

@@ -5,7 +5,7 @@
 // directory is removed, and ssh killed and reaped, when the object goes.
 //
 // A connection lost after connected() is tried again with a growing pause (1, 2, 4, 8, then
-// every 15 s) for settings::sshReconnectSeconds() (120 s unless DDPDESK_SSH_RECONNECT_S says
+// every 15 s) for monitorSettings().sshReconnectSeconds (120 s unless DDPDESK_SSH_RECONNECT_S says
 // otherwise); each new connection hands the loop what the mirror holds, so it goes on at the
 // mirrored offsets: no byte is read twice or skipped. connectionLost() and reconnected() tell
 // the way (one line each).

@@ -71,7 +71,7 @@ QString SshTarget::shellQuote(const QString& word) {
 }
 
 QStringList SshTarget::command(const QStringList& remoteArgv) const {
-  QStringList cmd = settings::sshCommand();
+  QStringList cmd = monitorSettings().sshCommand;
   cmd << QStringLiteral("-o") << QStringLiteral("BatchMode=yes")          //
       << QStringLiteral("-o") << QStringLiteral("ConnectTimeout=10")      //
       << QStringLiteral("-o") << QStringLiteral("ServerAliveInterval=5")  //

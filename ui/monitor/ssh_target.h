@@ -1,9 +1,9 @@
 // SshTarget: a place on another machine named by a URL, `ssh://[user@]host[:port]/path`, and the
-// command line that reaches it through the person's own OpenSSH client (settings::sshCommand(),
-// "ssh" from PATH unless DDPDESK_SSH_COMMAND says otherwise). Their keys, agent and ~/.ssh/config
-// apply as they have them; BatchMode makes ssh fail instead of asking for a password or a host
-// key, so nothing ever waits for a prompt nobody sees. A path starting "/~/" is taken from the
-// remote home directory.
+// command line that reaches it through the person's own OpenSSH client
+// (monitorSettings().sshCommand, "ssh" from PATH unless DDPDESK_SSH_COMMAND says otherwise). Their
+// keys, agent and ~/.ssh/config apply as they have them; BatchMode makes ssh fail instead of asking
+// for a password or a host key, so nothing ever waits for a prompt nobody sees. A path starting
+// "/~/" is taken from the remote home directory.
 #pragma once
 
 #include <QProcess>

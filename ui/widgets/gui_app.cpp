@@ -9,6 +9,7 @@
 
 #include "gui_args.h"
 #include "main_window.h"
+#include "monitor_settings.h"
 #include "run_form.h"
 #include "spec_flags.h"
 #include "ssh_target.h"
@@ -47,7 +48,7 @@ int runGui(int argc, char** argv) {
 
   CLI::App cli{"Launches LibTorch DDP training ranks on this machine and monitors them.",
                "ddpdesk"};
-  bool start = qEnvironmentVariable("DDPDESK_AUTOSTART") == QLatin1String("1");
+  bool start = monitorSettings().autostart;
   bool headless = false;
   cli.add_flag("--headless", headless, "run in the terminal, without a window");
   cli.add_flag("--start", start, "start the run at once");

@@ -62,8 +62,8 @@ SlurmPreviewDialog::SlurmPreviewDialog(const RunSpec& given, const QString& work
   const QString workerResume =
       viaLogin && !resume.isEmpty() && QFileInfo(resume).absoluteFilePath() == record ? runDir
                                                                                       : resume;
-  const QString there = viaLogin && !settings::remoteWorkerProgram().isEmpty()
-                            ? settings::remoteWorkerProgram()
+  const QString there = viaLogin && !monitorSettings().remoteWorker.isEmpty()
+                            ? monitorSettings().remoteWorker
                             : worker;
   text_ = new QPlainTextEdit(slurmBatchScript(spec_, runDir, there, workerResume), this);
   text_->setObjectName(QStringLiteral("slurm_script"));
