@@ -275,16 +275,149 @@ Stats streamAndMeasure(MetricsStore& store, LivePanel& panel, long startStep, do
   return stats(late);
 }
 
+// Opens a run of 8 x `perRank` points from the history into a charts panel, as the window does:
+// how long until it is fully charted, the GUI thread's stalls meanwhile, the CPU time and the
+// memory it takes; then the file's lines decoded on one core by the decoder and by its peer.
+bool openFromHistory(long perRank) {
+  bool ok = true;
+  QElapsedTimer t;
+
+  QTemporaryDir dir;
+  const QString runDir = dir.filePath(QStringLiteral("bench-run"));
+  QDir().mkpath(runDir);
+  t.restart();
+  {
+    QFile f(RunDirectory::metricsPath(runDir));
+    if (!f.open(QIODevice::WriteOnly)) return false;
+    std::string out;
+    for (int r = 0; r < kRanks; ++r)
+      out +=
+          wire::encode(wire::Hello{wire::kVersion, "", r, kRanks, 1000 + r, "bench", "cpu"}) + "\n";
+    for (long i = 1; i <= perRank; ++i) {
+      for (int r = 0; r < kRanks; ++r) out += wire::encode(makeStep(r, i)) + "\n";
+      if (out.size() > (8u << 20)) {
+        f.write(out.data(), qint64(out.size()));
+        out.clear();
+      }
+    }
+    f.write(out.data(), qint64(out.size()));
+  }
+  std::printf("  wrote a %d x %ld metrics.jsonl (%.0f MB) in %.1f s\n", kRanks, perRank,
+              double(QFileInfo(RunDirectory::metricsPath(runDir)).size()) / 1e6,
+              double(t.nsecsElapsed()) * 1e-9);
+  ChartsPanel panel;
+  panel.resize(1400, 1000);
+  panel.show();
+  QApplication::processEvents();
+  RunOpener opener;
+  bool opened = false;
+  QObject::connect(&opener, &RunOpener::opened, [&](const ChartSources& sources) {
+    panel.setSources(sources, false);
+    opened = true;
+  });
+  double secs = 0;
+  const long rss0 = residentBytes();
+  const std::clock_t cpu0 = std::clock();  // every thread of this process
+  const Stats s = measureStall([&] { opener.open({runDir}, QString(), nullptr); },
+                               [&] { return opened && !panelLoading(panel); }, &secs);
+  const double cpuSecs = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
+  printStall("opening the run from the history:", s, secs);
+  // On a shared machine the wall time above is mostly waiting for a core; the CPU time is what
+  // the opening itself costs, and over the cores this machine has, a floor for its wall time.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("  CPU time of the opening, all threads: %.2f s (%.2f s over %u cores)\n", cpuSecs,
+              cpuSecs / cores, cores);
+  ok = ok && s.max < 50;
+  // Fully charted within 3 s at 8 x 1M points: proportionally less for a smaller run.
+  const double target = 3.0 * double(perRank) / 1e6;
+  std::printf("  opened and fully charted in %.2f s (target <= %.2f s at this size: %s)\n", secs,
+              target, secs <= target ? "met" : "NOT met");
+  const long points = long(kRanks) * perRank;
+  std::printf(
+      "  memory: %.0f bytes per stored point (resident growth while opening: the store's"
+      " columns, global series and chart curves, over %ld rank points)\n",
+      double(residentBytes() - rss0) / double(points), points);
+  // BEGIN accounting: where those bytes are, counted (chunks whole, as allocated).
+  {
+    const MetricsStore* store = panel.lossChart()->sources().front().store;
+    auto columnBytes = [](const ColumnView& c) {
+      return double((c.size() + Column::kChunk - 1) / Column::kChunk * Column::kChunkBytes);
+    };
+    double ranks = 0, global = 0;
+    for (int r = 0; r < store->rankCount(); ++r) {
+      const StepSeries& s = store->rankSeries(r);
+      for (const Column* c : {&s.step, &s.loss, &s.samples, &s.time, &s.samplesPerSec, &s.epoch})
+        ranks += columnBytes(*c);
+    }
+    const GlobalSeries& g = store->global();
+    for (const Column* c : {&g.step, &g.loss, &g.samples, &g.time, &g.samplesPerSec, &g.epoch})
+      global += columnBytes(*c);
+    double curves[2] = {0, 0};
+    const SeriesChart* charts[2] = {panel.lossChart(), panel.throughputChart()};
+    for (int k = 0; k < 2; ++k)
+      for (const QString& name : charts[k]->curveNames())
+        curves[k] += double(charts[k]->curve(name)->data().ownBytes());
+    const double p = double(points);
+    std::printf(
+        "  memory counted, per rank point: store %.1f (rank columns %.1f: step, loss, samples,"
+        " time, samples/s, epoch; global series %.1f), curves' own %.1f (loss %.1f, throughput"
+        " %.1f: smoothed values and min/max pyramids; keys and raw values are the store's);"
+        " %.1f in all\n",
+        (ranks + global) / p, ranks / p, global / p, (curves[0] + curves[1]) / p, curves[0] / p,
+        curves[1] / p, (ranks + global + curves[0] + curves[1]) / p);
+  }
+  // END accounting
+  // Side by side: the file's first lines decoded on one core by each decoder.
+  {
+    QFile file(RunDirectory::metricsPath(runDir));
+    if (!file.open(QIODevice::ReadOnly)) return false;
+    const QByteArray head = file.read(64 << 20);
+    const qint64 fileBytes = file.size();
+    std::vector<std::string_view> lines;
+    for (qsizetype p = 0; p < head.size();) {
+      const qsizetype nl = head.indexOf('\n', p);
+      if (nl < 0) break;
+      lines.emplace_back(head.constData() + p, std::size_t(nl - p));
+      p = nl + 1;
+    }
+    auto perLine = [&](wire::Decoded (*decoder)(std::string_view), std::size_t n) {
+      QElapsedTimer u;
+      u.start();
+      std::size_t good = 0;
+      for (std::size_t i = 0; i < n; ++i) good += decoder(lines[i]).message.has_value();
+      return good == n ? double(u.nsecsElapsed()) * 1e-9 / double(n) : -1.0;
+    };
+    const std::size_t n = std::min<std::size_t>(lines.size(), 200000);
+    const double ours = perLine(&wire::decode, n);
+    const double peer = perLine(&bench::decodeWithNlohmann, std::min<std::size_t>(n, 50000));
+    const double allLines = double(fileBytes) / double(head.size()) * double(lines.size());
+    std::printf(
+        "  decoding the file on one core: %.2f us/line (%.1f s for all of it); peer"
+        " nlohmann-json: %.2f us/line (%.1f s: the previous loader's lower bound)\n",
+        ours * 1e6, ours * allLines, peer * 1e6, peer * allLines);
+    ok = ok && ours > 0 && peer > 0;
+  }
+  const bool all = panel.lossChart()->curve("rank 7") &&
+                   panel.lossChart()->curve("rank 7")->size() == int(perRank);
+  std::printf("  every point loaded and drawn: %s\n", all ? "yes" : "NO");
+  ok = ok && all;
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   setvbuf(stdout, nullptr, _IONBF, 0);
+  // --history: only the opening from the history (section 3's last part), for side-by-side runs.
+  const bool historyOnly = argc > 1 && std::strcmp(argv[argc - 1], "--history") == 0;
+  if (historyOnly) --argc;
   const bool full = argc > 1 && std::strcmp(argv[1], "--full") == 0;
   const long perRank = full ? 1000000 : argc > 1 ? std::atol(argv[1]) : 250000;
   const double seconds = !full && argc > 2 ? std::atof(argv[2]) : 10.0;
   const double rate = !full && argc > 3 ? std::atof(argv[3]) : 10000.0;
   bool ok = true;
+  if (historyOnly) return openFromHistory(perRank) ? 0 : 1;
 
   // --- 1. replot time ----------------------------------------------------------------------
   std::printf("bench_replot: loss chart, %d ranks x %ld points (+ global), 1400x600 px\n", kRanks,
@@ -404,97 +537,6 @@ int main(int argc, char** argv) {
                      &secs);
     printStall("peer: x axis -> wall time on the GUI thread:", s, secs);
   }
-  {
-    QTemporaryDir dir;
-    const QString runDir = dir.filePath(QStringLiteral("bench-run"));
-    QDir().mkpath(runDir);
-    t.restart();
-    {
-      QFile f(RunDirectory::metricsPath(runDir));
-      if (!f.open(QIODevice::WriteOnly)) return 1;
-      std::string out;
-      for (int r = 0; r < kRanks; ++r)
-        out += wire::encode(wire::Hello{wire::kVersion, "", r, kRanks, 1000 + r, "bench", "cpu"}) +
-               "\n";
-      for (long i = 1; i <= perRank; ++i) {
-        for (int r = 0; r < kRanks; ++r) out += wire::encode(makeStep(r, i)) + "\n";
-        if (out.size() > (8u << 20)) {
-          f.write(out.data(), qint64(out.size()));
-          out.clear();
-        }
-      }
-      f.write(out.data(), qint64(out.size()));
-    }
-    std::printf("  wrote a %d x %ld metrics.jsonl (%.0f MB) in %.1f s\n", kRanks, perRank,
-                double(QFileInfo(RunDirectory::metricsPath(runDir)).size()) / 1e6,
-                double(t.nsecsElapsed()) * 1e-9);
-    ChartsPanel panel;
-    panel.resize(1400, 1000);
-    panel.show();
-    QApplication::processEvents();
-    RunOpener opener;
-    bool opened = false;
-    QObject::connect(&opener, &RunOpener::opened, [&](const ChartSources& sources) {
-      panel.setSources(sources, false);
-      opened = true;
-    });
-    double secs = 0;
-    const long rss0 = residentBytes();
-    const std::clock_t cpu0 = std::clock();  // every thread of this process
-    const Stats s = measureStall([&] { opener.open({runDir}, QString(), nullptr); },
-                                 [&] { return opened && !panelLoading(panel); }, &secs);
-    const double cpuSecs = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-    printStall("opening the run from the history:", s, secs);
-    // On a shared machine the wall time above is mostly waiting for a core; the CPU time is what
-    // the opening itself costs, and over the cores this machine has, a floor for its wall time.
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    std::printf("  CPU time of the opening, all threads: %.2f s (%.2f s over %u cores)\n", cpuSecs,
-                cpuSecs / cores, cores);
-    ok = ok && s.max < 50;
-    // Fully charted within 3 s at 8 x 1M points: proportionally less for a smaller run.
-    const double target = 3.0 * double(perRank) / 1e6;
-    std::printf("  opened and fully charted in %.2f s (target <= %.2f s at this size: %s)\n", secs,
-                target, secs <= target ? "met" : "NOT met");
-    const long points = long(kRanks) * perRank;
-    std::printf(
-        "  memory: %.0f bytes per stored point (resident growth while opening: the store's"
-        " columns, global series and chart curves, over %ld rank points)\n",
-        double(residentBytes() - rss0) / double(points), points);
-    // Side by side: the file's first lines decoded on one core by each decoder.
-    {
-      QFile file(RunDirectory::metricsPath(runDir));
-      if (!file.open(QIODevice::ReadOnly)) return 1;
-      const QByteArray head = file.read(64 << 20);
-      const qint64 fileBytes = file.size();
-      std::vector<std::string_view> lines;
-      for (qsizetype p = 0; p < head.size();) {
-        const qsizetype nl = head.indexOf('\n', p);
-        if (nl < 0) break;
-        lines.emplace_back(head.constData() + p, std::size_t(nl - p));
-        p = nl + 1;
-      }
-      auto perLine = [&](wire::Decoded (*decoder)(std::string_view), std::size_t n) {
-        QElapsedTimer u;
-        u.start();
-        std::size_t good = 0;
-        for (std::size_t i = 0; i < n; ++i) good += decoder(lines[i]).message.has_value();
-        return good == n ? double(u.nsecsElapsed()) * 1e-9 / double(n) : -1.0;
-      };
-      const std::size_t n = std::min<std::size_t>(lines.size(), 200000);
-      const double ours = perLine(&wire::decode, n);
-      const double peer = perLine(&bench::decodeWithNlohmann, std::min<std::size_t>(n, 50000));
-      const double allLines = double(fileBytes) / double(head.size()) * double(lines.size());
-      std::printf(
-          "  decoding the file on one core: %.2f us/line (%.1f s for all of it); peer"
-          " nlohmann-json: %.2f us/line (%.1f s: the previous loader's lower bound)\n",
-          ours * 1e6, ours * allLines, peer * 1e6, peer * allLines);
-      ok = ok && ours > 0 && peer > 0;
-    }
-    const bool all = panel.lossChart()->curve("rank 7") &&
-                     panel.lossChart()->curve("rank 7")->size() == int(perRank);
-    std::printf("  every point loaded and drawn: %s\n", all ? "yes" : "NO");
-    ok = ok && all;
-  }
-
+  ok = openFromHistory(perRank) && ok;
   return ok ? 0 : 1;
 }

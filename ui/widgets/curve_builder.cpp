@@ -11,17 +11,6 @@ constexpr std::size_t kSlice = 65536;
 
 }  // namespace
 
-void stepPoints(const ColumnView& x, const ColumnView& y, double scale, std::size_t from,
-                std::size_t to, KeyMapper& mapper, std::vector<double>& keys,
-                std::vector<double>& values) {
-  keys.resize(to - from);
-  values.resize(to - from);
-  for (std::size_t i = from; i < to; ++i) {
-    keys[i - from] = mapper.map(x[i]);
-    values[i - from] = y[i] * scale;
-  }
-}
-
 void evalPoints(XAxis axis, const ColumnView& step, const ColumnView& y, std::size_t from,
                 std::size_t to, const ColumnView& globalSteps,
                 const std::vector<double>& globalKeys, std::vector<double>& keys,
@@ -64,9 +53,9 @@ RebuildResult rebuildCurves(const RebuildJob& job) {
     out.data = CurveData(c.weight);
     out.mapper = KeyMapper(job.axis);
     out.drawn = c.y.size();
-    std::vector<double> keys, values;
     if (c.evals) {
       const std::size_t s = std::size_t(c.source);
+      std::vector<double> keys, values;
       evalPoints(job.axis, c.x, c.y, 0, c.y.size(), job.sources[s].step, r.sources[s].keys, keys,
                  values);
       out.data.append(keys.data(), values.data(), keys.size());
@@ -74,8 +63,7 @@ RebuildResult rebuildCurves(const RebuildJob& job) {
     }
     for (std::size_t a = 0; a < c.y.size(); a += kSlice) {
       if (cancelled()) return r;
-      stepPoints(c.x, c.y, c.scale, a, std::min(c.y.size(), a + kSlice), out.mapper, keys, values);
-      out.data.append(keys.data(), values.data(), keys.size());
+      out.data.extend(c.x, c.y, c.scale, std::min(c.y.size(), a + kSlice), out.mapper);
     }
   }
   return r;

@@ -1,8 +1,9 @@
-// Turning a MetricsStore's columns into chart curves. The same functions feed a chart a few
-// points at a time as a run streams in (on the GUI thread, from the store's columns) and rebuild
-// every curve at once when the x axis changes or a big run is opened (rebuildCurves(), on a
-// worker thread, from views of the columns taken on the GUI thread while the store keeps
-// growing: what arrives later is fed from where the views end, so no point is lost or doubled).
+// Turning a MetricsStore's columns into chart curves (a step series' points: CurveData::extend).
+// The same functions feed a chart a few points at a time as a run streams in (on the GUI thread,
+// from the store's columns) and rebuild every curve at once when the x axis changes or a big run is
+// opened (rebuildCurves(), on a worker thread, from views of the columns taken on the GUI thread
+// while the store keeps growing: what arrives later is fed from where the views end, so no point is
+// lost or doubled).
 #pragma once
 
 #include <atomic>
@@ -16,11 +17,6 @@
 
 namespace ddpdesk {
 
-// The points [from, to) of a step series: keys are x mapped through `mapper`, values y * scale.
-// `keys` and `values` are overwritten.
-void stepPoints(const ColumnView& x, const ColumnView& y, double scale, std::size_t from,
-                std::size_t to, KeyMapper& mapper, std::vector<double>& keys,
-                std::vector<double>& values);
 // The evaluations [from, to), without NaN values (no accuracy for a regression). On the step
 // axis x is the evaluation's step; otherwise the key of the global series' point with that step
 // (`globalSteps`, `globalKeys`). `keys` and `values` are overwritten.

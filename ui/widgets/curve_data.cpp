@@ -25,13 +25,40 @@ void Extent::unite(const Extent& o) {
 }
 
 void CurveData::append(const double* keys, const double* values, std::size_t n) {
-  if (n == 0) return;
-  for (std::size_t i = 0; i < n; ++i) extent_.add(keys[i], values[i]);
+  const std::size_t from = raw_.size();
   raw_.append(keys, values, n);
-  if (weight_ <= 0) return;
-  std::vector<double> smoothed(n);
-  for (std::size_t i = 0; i < n; ++i) smoothed[i] = ema_.next(values[i]);
-  smooth_.append(keys, smoothed.data(), n);
+  grown(from);
+}
+
+void CurveData::extend(const ColumnView& x, const ColumnView& y, double scale, std::size_t to,
+                       KeyMapper& mapper) {
+  const std::size_t from = raw_.size();
+  if (to <= from) return;
+  const std::size_t n = to - from;
+  CurveColumn::Input keys = CurveColumn::share(x);
+  std::vector<double> mapped;
+  if (mapper.axis() == XAxis::WallTime) {  // steps and samples map to themselves
+    mapped.resize(n);
+    bool same = true;
+    for (std::size_t i = from; i < to; ++i) {
+      mapped[i - from] = mapper.map(x[i]);
+      same = same && !mapper.shifted();
+    }
+    if (!same) keys = CurveColumn::copy(mapped.data());
+  }
+  raw_.append(keys, CurveColumn::share(y, scale), n);
+  grown(from);
+}
+
+void CurveData::grown(std::size_t from) {
+  const std::size_t to = raw_.size();
+  for (std::size_t i = from; i < to; ++i) extent_.add(raw_.key(i), raw_.value(i));
+  if (weight_ <= 0 || to <= from) return;
+  std::vector<double> smoothed(to - from);
+  for (std::size_t i = from; i < to; ++i) smoothed[i - from] = ema_.next(raw_.value(i));
+  const CurveColumn& keys = raw_.keys();
+  smooth_.append(CurveColumn::share(keys.entries(), keys.scale(), true),
+                 CurveColumn::copy(smoothed.data()), smoothed.size());
 }
 
 void CurveData::setSmoothing(double weight) {
@@ -40,19 +67,27 @@ void CurveData::setSmoothing(double weight) {
   ema_.reset();
   smooth_.clear();
   if (weight_ <= 0) return;
-  // In slices, so the temporary copies stay small however long the series is.
+  // In slices, so the temporary copy stays small however long the series is.
   const std::size_t n = raw_.size();
-  std::vector<double> keys, smoothed;
+  const CurveColumn& keys = raw_.keys();
+  std::vector<double> smoothed;
   for (std::size_t from = 0; from < n; from += Column::kChunk) {
     const std::size_t to = std::min(n, from + Column::kChunk);
-    keys.clear();
     smoothed.clear();
-    for (std::size_t i = from; i < to; ++i) {
-      keys.push_back(raw_.key(i));
-      smoothed.push_back(ema_.next(raw_.value(i)));
-    }
-    smooth_.append(keys.data(), smoothed.data(), keys.size());
+    for (std::size_t i = from; i < to; ++i) smoothed.push_back(ema_.next(raw_.value(i)));
+    smooth_.append(CurveColumn::share(keys.entries(), keys.scale(), true),
+                   CurveColumn::copy(smoothed.data()), smoothed.size());
   }
+}
+
+std::size_t CurveData::ownBytes() const {
+  std::size_t n = 0;
+  for (const LodSeries* s : {&raw_, &smooth_}) {
+    n += s->pyramidBytes();
+    for (const CurveColumn* c : {&s->keys(), &s->values()})
+      if (!c->shared()) n += c->size() * sizeof(double);
+  }
+  return n;
 }
 
 void CurveData::clear() {

@@ -2,7 +2,9 @@
 // debiased EMA of them (a LodSeries each) and the extent for auto-ranging, kept as points arrive
 // so auto-ranging never scans millions of points. Plain data without QCustomPlot objects, so a
 // worker thread can build one from millions of points while the chart stays responsive; a
-// SmoothedGraph owns one and draws it.
+// SmoothedGraph owns one and draws it. A curve of a store's step series shares the store's
+// columns where it shows them as they are (curve_column.h); the smoothed series shares the raw
+// series' keys.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +12,7 @@
 
 #include "lod_series.h"
 #include "smoothing.h"
+#include "x_axis.h"
 
 namespace ddpdesk {
 
@@ -31,8 +34,13 @@ class CurveData {
   // is never smoothed).
   explicit CurveData(double weight = 0) { setSmoothing(weight); }
 
-  // Appends points in arrival order (keys normally ascending).
+  // Appends points in arrival order (keys normally ascending), copied.
   void append(const double* keys, const double* values, std::size_t n);
+  // Appends the points [size(), to) of a step series: keys are `x` mapped through `mapper`,
+  // values `y` times `scale`. The columns are shared, not copied, while the keys are x as it is
+  // (steps, samples; wall time until a resume shifts it) and the scale stays the same.
+  void extend(const ColumnView& x, const ColumnView& y, double scale, std::size_t to,
+              KeyMapper& mapper);
   // Recomputes the smoothed series from the raw points (O(n)).
   void setSmoothing(double weight);
   double smoothing() const { return weight_; }
@@ -42,8 +50,12 @@ class CurveData {
   const LodSeries& raw() const { return raw_; }
   const LodSeries& smoothed() const { return smooth_; }  // empty while smoothing is off
   const Extent& extent() const { return extent_; }
+  // Bytes this curve holds of its own: its pyramids and the keys and values it does not share.
+  std::size_t ownBytes() const;
 
  private:
+  void grown(std::size_t from);  // extent and smoothed series for the raw points from `from` on
+
   LodSeries raw_;
   LodSeries smooth_;
   EmaSmoother ema_;

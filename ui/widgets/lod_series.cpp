@@ -24,32 +24,45 @@ void LodSeries::append(double key, double value) {
 }
 
 void LodSeries::append(const double* keys, const double* values, std::size_t n) {
+  append(CurveColumn::copy(keys), CurveColumn::copy(values), n);
+}
+
+void LodSeries::append(const CurveColumn::Input& keys, const CurveColumn::Input& values,
+                       std::size_t n) {
   if (n == 0) return;
   const std::size_t old = keys_.size();
-  if (old > 0 && keys[0] < keys_.back()) sorted_ = false;
-  for (std::size_t i = 1; i < n && sorted_; ++i) sorted_ = keys[i - 1] <= keys[i];
-  for (std::size_t i = 0; i < n; ++i) {
-    keys_.push_back(keys[i]);
-    values_.push_back(values[i]);
-  }
+  keys_.append(keys, n);
+  values_.append(values, n);
+  index(old);
+}
+
+void LodSeries::index(std::size_t old) {
   const std::size_t total = keys_.size();
+  if (old > 0 && keys_[old] < keys_[old - 1]) sorted_ = false;
+  for (std::size_t i = old + 1; i < total && sorted_; ++i) sorted_ = keys_[i - 1] <= keys_[i];
 
   // Level 0 from the points; each higher level from the four buckets below it, so a batch
-  // costs O(batch) plus O(levels) for the buckets that were partly filled before it.
+  // costs O(batch) plus O(levels) for the buckets that were partly filled before it. The first
+  // finite lowest and highest value of a bucket are its points (ties: the earliest).
+  const ColumnView& values = values_.entries();
+  const double scale = values_.scale();
   for (std::size_t l = 0, size = kBaseBucket; total >= 2 * size; ++l, size *= kFanOut) {
     if (l >= levels_.size()) levels_.emplace_back();
     Chunked<Bucket>& level = levels_[l];
     const std::size_t first = level.empty() ? 0 : level.size() - 1;  // the partial one is redone
-    level.resize((total + size - 1) / size, Bucket{0, kInf, 0, -kInf});
+    level.resize((total + size - 1) / size, Bucket{Bucket::kNone, Bucket::kNone});
     for (std::size_t b = first; b < level.size(); ++b) {
-      Bucket k{0, kInf, 0, -kInf};
+      Bucket k{Bucket::kNone, Bucket::kNone};
+      double low = kInf, high = -kInf;
       if (l == 0) {
-        const std::size_t end = std::min(total, (b + 1) * size);
-        for (std::size_t i = b * size; i < end; ++i) {
-          const double v = values_[i];
-          if (!std::isfinite(v)) continue;
-          if (v < k.valueMin) k.keyMin = keys_[i], k.valueMin = v;
-          if (v > k.valueMax) k.keyMax = keys_[i], k.valueMax = v;
+        // A level-0 bucket lies within one chunk: its values are contiguous.
+        const std::size_t begin = b * size, end = std::min(total, begin + size);
+        const double* v = &values[begin];
+        for (std::size_t i = begin; i < end; ++i) {
+          const double x = v[i - begin] * scale;
+          if (!std::isfinite(x)) continue;
+          if (x < low) k.low = std::uint32_t(i), low = x;
+          if (x > high) k.high = std::uint32_t(i), high = x;
         }
       } else {
         const Chunked<Bucket>& below = levels_[l - 1];
@@ -57,13 +70,20 @@ void LodSeries::append(const double* keys, const double* values, std::size_t n) 
         for (std::size_t c = b * kFanOut; c < end; ++c) {
           const Bucket& d = below[c];
           if (d.empty()) continue;
-          if (d.valueMin < k.valueMin) k.keyMin = d.keyMin, k.valueMin = d.valueMin;
-          if (d.valueMax > k.valueMax) k.keyMax = d.keyMax, k.valueMax = d.valueMax;
+          const double dLow = values_[d.low], dHigh = values_[d.high];
+          if (dLow < low) k.low = d.low, low = dLow;
+          if (dHigh > high) k.high = d.high, high = dHigh;
         }
       }
       level[b] = k;
     }
   }
+}
+
+std::size_t LodSeries::pyramidBytes() const {
+  std::size_t n = 0;
+  for (const Chunked<Bucket>& level : levels_) n += level.size() * sizeof(Bucket);
+  return n;
 }
 
 std::size_t LodSeries::lowerBound(double key) const {
@@ -172,9 +192,11 @@ void LodSeries::envelope(const Chunked<Bucket>& buckets, std::size_t b0, std::si
   for (std::size_t b = b0; b < b1; ++b) {
     const Bucket& k = buckets[b];
     if (k.empty()) continue;
-    const bool minFirst = k.keyMin <= k.keyMax;
-    add(minFirst ? k.keyMin : k.keyMax, minFirst ? k.valueMin : k.valueMax);
-    add(minFirst ? k.keyMax : k.keyMin, minFirst ? k.valueMax : k.valueMin);
+    const double keyLow = keys_[k.low], keyHigh = keys_[k.high];
+    const double valueLow = values_[k.low], valueHigh = values_[k.high];
+    const bool lowFirst = keyLow <= keyHigh;
+    add(lowFirst ? keyLow : keyHigh, lowFirst ? valueLow : valueHigh);
+    add(lowFirst ? keyHigh : keyLow, lowFirst ? valueHigh : valueLow);
   }
   close();
 }

@@ -12,9 +12,11 @@
 #include <QVector>
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "chunked.h"
+#include "curve_column.h"
 
 class QCPGraphData;
 
@@ -28,10 +30,17 @@ class LodSeries {
 
   void append(double key, double value);
   void append(const double* keys, const double* values, std::size_t n);
+  // Appends n points whose keys and values come from columns (shared, not copied, where they
+  // can be: curve_column.h) or arrays.
+  void append(const CurveColumn::Input& keys, const CurveColumn::Input& values, std::size_t n);
   void clear();
   std::size_t size() const { return keys_.size(); }
   double key(std::size_t i) const { return keys_[i]; }
   double value(std::size_t i) const { return values_[i]; }
+  const CurveColumn& keys() const { return keys_; }
+  const CurveColumn& values() const { return values_; }
+  // Bytes of the min/max pyramid (what the series holds besides its keys and values).
+  std::size_t pyramidBytes() const;
   // Keys arrived in ascending order (a resume from an older checkpoint can break that; then
   // points() falls back to every point and QCustomPlot sorts them).
   bool sorted() const { return sorted_; }
@@ -44,11 +53,16 @@ class LodSeries {
   int lastLevel() const { return lastLevel_; }
 
  private:
+  // The indices of a bucket's lowest and highest finite point (kNone: it has none). Indices
+  // rather than the points themselves: 8 bytes a bucket instead of 32, the points being at hand
+  // in the keys and values. A curve of 4 billion points would take 64 GB before its pyramid did.
   struct Bucket {
-    double keyMin, valueMin;  // the lowest point of the bucket
-    double keyMax, valueMax;  // the highest point
-    bool empty() const { return !(valueMin <= valueMax); }
+    static constexpr std::uint32_t kNone = ~std::uint32_t(0);
+    std::uint32_t low, high;
+    bool empty() const { return low == kNone; }
   };
+  static_assert(Column::kChunk % kBaseBucket == 0, "a level-0 bucket lies within one chunk");
+  void index(std::size_t from);  // sortedness and pyramid for the points from `from` on
   std::size_t bucketSize(std::size_t level) const;
   void envelope(const Chunked<Bucket>& buckets, std::size_t b0, std::size_t b1, double lo,
                 double hi, int pixels, QVector<QCPGraphData>* out) const;
@@ -57,8 +71,8 @@ class LodSeries {
   std::size_t lowerBound(double key) const;
   std::size_t upperBound(double key) const;
 
-  Column keys_;
-  Column values_;
+  CurveColumn keys_;
+  CurveColumn values_;
   std::vector<Chunked<Bucket>> levels_;
   bool sorted_ = true;
   mutable int lastLevel_ = -1;

@@ -170,27 +170,29 @@ void SeriesChart::updateGlobalKeys(int source) {
 
 void SeriesChart::feed(Curve& c) {
   const MetricsStore& store = *sources_[c.def.source].store;
-  std::vector<double> keys, values;
   if (c.def.kind == CurveDef::Kind::Eval) {
     const EvalSeries& e = store.evals();
     const Column& y = c.def.value == CurveDef::Value::EvalAccuracy ? e.accuracy : e.loss;
+    std::vector<double> keys, values;
     evalPoints(xAxis_, e.step, y, c.drawn, e.size(), store.global().step,
                state_[c.def.source].globalKeys, keys, values);
     c.drawn = e.size();
-  } else {
-    const Columns cols = columns(store, c.def);
-    if (!cols.y) return;
-    if (cols.size < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
-      needsRebuild_ = true;
-      return;
+    if (!keys.empty()) {
+      c.graph->append(keys.data(), values.data(), keys.size());
+      needsReplot_ = true;
     }
-    stepPoints(*cols.x, *cols.y, cols.scale, c.drawn, cols.size, c.mapper, keys, values);
-    c.drawn = cols.size;
+    return;
   }
-  if (!keys.empty()) {
-    c.graph->append(keys.data(), values.data(), keys.size());
-    needsReplot_ = true;
+  const Columns cols = columns(store, c.def);
+  if (!cols.y) return;
+  if (cols.size < c.drawn) {  // the store was cleared under us; the reset signal rebuilds
+    needsRebuild_ = true;
+    return;
   }
+  if (cols.size == c.drawn) return;
+  c.graph->extend(*cols.x, *cols.y, cols.scale, cols.size, c.mapper);
+  c.drawn = cols.size;
+  needsReplot_ = true;
 }
 
 }  // namespace ddpdesk

@@ -62,6 +62,11 @@ void SmoothedGraph::append(const double* keys, const double* values, std::size_t
   data_.append(keys, values, n);
 }
 
+void SmoothedGraph::extend(const ColumnView& x, const ColumnView& y, double scale, std::size_t to,
+                           KeyMapper& mapper) {
+  data_.extend(x, y, scale, to, mapper);
+}
+
 void SmoothedGraph::adopt(CurveData&& data) {
   data_ = std::move(data);
   if (data_.smoothing() != weight_) data_.setSmoothing(weight_);

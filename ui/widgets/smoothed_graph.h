@@ -37,6 +37,10 @@ class SmoothedGraph {
 
   // Appends points (in arrival order; keys normally ascending).
   void append(const double* keys, const double* values, std::size_t n);
+  // Appends a step series' points [size(), to), sharing its columns where it can
+  // (CurveData::extend).
+  void extend(const ColumnView& x, const ColumnView& y, double scale, std::size_t to,
+              KeyMapper& mapper);
   // Takes every point at once (built elsewhere, a worker thread for instance); recomputes the
   // smoothed series if `data` was built with another smoothing weight than the current one.
   void adopt(CurveData&& data);
@@ -59,6 +63,7 @@ class SmoothedGraph {
   // Every point: keys, raw values, smoothed values (empty while smoothing is off).
   const LodSeries& rawSeries() const { return data_.raw(); }
   const LodSeries& smoothedSeries() const { return data_.smoothed(); }
+  const CurveData& data() const { return data_; }
   // The smoothing weight this series uses (0 when it is not smoothable).
   double weight() const { return weight_; }
   QCPGraph* raw() const { return raw_; }

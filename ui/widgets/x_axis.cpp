@@ -23,7 +23,7 @@ double KeyMapper::map(double raw) {
   if (started_ && raw < lastRaw_) offset_ += lastRaw_;  // a new session: its clock restarted
   started_ = true;
   lastRaw_ = raw;
-  return raw + offset_;
+  return offset_ == 0 ? raw : raw + offset_;  // unshifted keys are the column's values exactly
 }
 
 double keyForStep(const ColumnView& steps, const std::vector<double>& keys, double step) {

@@ -26,6 +26,8 @@ class KeyMapper {
     started_ = false;
   }
   double map(double raw);
+  // A resume has moved the keys from the column's values (until then, map() returns them as is).
+  bool shifted() const { return offset_ != 0; }
 
  private:
   XAxis axis_;
