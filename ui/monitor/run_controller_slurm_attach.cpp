@@ -18,8 +18,24 @@
 namespace ddpdesk {
 
 void RunController::attachSlurm(const SlurmRecord& record) {
-  slurm_ = newSlurmJob();
   setState(State::Starting);
+  if (record.login.isEmpty() &&
+      QStandardPaths::findExecutable(QStringLiteral("squeue")).isEmpty()) {
+    // Said after attach() returns, so the caller's warning handler sees it.
+    QMetaObject::invokeMethod(
+        this,
+        [this, id = record.jobId] {
+          Q_EMIT warning(QStringLiteral("squeue is not on PATH, so job %1's state cannot be "
+                                        "asked: the ranks' files alone end the run")
+                             .arg(id));
+        },
+        Qt::QueuedConnection);
+    newFollower();
+    QString err;
+    follower_->follow(run_dir_path_, &err);  // a directory, checked by attach()
+    return;
+  }
+  slurm_ = newSlurmJob();
   if (!record.login.isEmpty()) {
     // The local record of a job submitted through a login node: the job and its files are there.
     spec_.slurm_login = record.login.toStdString();
@@ -30,23 +46,10 @@ void RunController::attachSlurm(const SlurmRecord& record) {
   } else {
     slurm_remote_dir_.clear();
     newFollower();
+    // The job's end, not the files', ends the run (finalizeSlurm).
     disconnect(follower_, &RunFollower::runEnded, this, &RunController::finalizeAttached);
     QString err;
-    follower_->follow(run_dir_path_, &err);  // a directory, checked by attach()
-    if (QStandardPaths::findExecutable(QStringLiteral("squeue")).isEmpty()) {
-      // After attach() returns, so the caller's warning handler sees it.
-      QMetaObject::invokeMethod(
-          this,
-          [this, id = record.jobId] {
-            if (slurm_)
-              followFilesOnly(QStringLiteral("squeue is not on PATH, so job %1's state cannot be "
-                                             "asked")
-                                  .arg(id));
-          },
-          Qt::QueuedConnection);
-      launcher_status_ = QStringLiteral("job %1").arg(record.jobId);
-      return;
-    }
+    follower_->follow(run_dir_path_, &err);
   }
   launcher_status_ = QStringLiteral("job %1: asking Slurm").arg(record.jobId);
   slurm_->track(record.jobId);
