@@ -3,9 +3,11 @@
 # two-task CPU fmnist-mlp job with sbatch, follows it live, stops it gracefully (Ctrl+C:
 # scancel --signal=TERM, the ranks checkpoint and exit 0), resumes it as a new job from the
 # checkpoint (its last parameters bitwise those of an uninterrupted local run), names the rank of
-# a job whose rank dies with its node and output tail, stops the job in each of its states (ddpdesk
-# starved past the job's start, still pending, running before its step), runs a queue whose
-# first entry sbatch --test-only refuses, and refuses bad input in one line with exit 2 and no
+# a job whose rank dies with its node and output tail (also through `--attach` of its directory,
+# which follows the job's state and ends with its outcome), stops the job in each of its states
+# (ddpdesk starved past the job's start, still pending — followed by an `--attach` that shows
+# Slurm's reason —, running before its step), runs a queue whose first entry sbatch --test-only
+# refuses (the other named by its job id), and refuses bad input in one line with exit 2 and no
 # run directory left: sbatch missing, a partition the cluster lacks, a bad time.
 #   with_slurm.sh tests/slurm/test_slurm_launcher.sh WORKER DDPDESK
 set -uo pipefail
@@ -120,18 +122,34 @@ no_rank_left "after the resume"
 echo "resumed as job ${job2% *}: steps $first.. end bitwise at '$last'"
 
 # 3. A rank dies (SIGKILL while writing step 3's checkpoint): failed, the rank named with its
-#    node and its output's last lines.
+#    node and its output's last lines — by the submitting ddpdesk and by a `--attach` of its
+#    directory started once the job was submitted, which follows the job itself (its state
+#    through squeue/scontrol) and ends with the job's outcome.
 DDPDESK_FAULT_KILL_IN_CHECKPOINT=3 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
-  --checkpoint-every 3 --run-dir "$tmp/dies" >"$tmp/dies.out" 2>"$tmp/dies.err"
+  --checkpoint-every 3 --run-dir "$tmp/dies" >"$tmp/dies.out" 2>"$tmp/dies.err" &
+dd_pid=$!
+for _ in $(seq 1200); do [ -s "$tmp/dies/slurm.json" ] && break; sleep 0.05; done
+timeout 120 "$ddpdesk" --headless --attach "$tmp/dies" >"$tmp/dies-attach.out" 2>"$tmp/dies-attach.err"
+arc=$?
+wait "$dd_pid"
 rc=$?
+dd_pid=
 [ "$rc" -eq 1 ] || bad "the run whose rank died exited $rc, expected 1"
 node=$(hostname -s)
 grep -q "run failed: rank 0 on $node" "$tmp/dies.err" ||
   { bad "rank 0 on $node not named"; tail -n 20 "$tmp/dies.err"; }
 grep -q "last lines of rank 0's output" "$tmp/dies.err" || bad "no output tail of rank 0"
 grep -q '"state": "Failed"' "$tmp/dies/status.json" || bad "status.json of the dead rank's run is not Failed"
+djob=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job_id"])' "$tmp/dies/slurm.json")
+[ "$arc" -eq 1 ] || bad "the attach to the run whose rank died exited $arc, expected 1"
+grep -q "following $tmp/dies (metrics/rank-N.jsonl, Slurm job $djob)" "$tmp/dies-attach.err" ||
+  bad "the attach did not follow job $djob: $(head -n 3 "$tmp/dies-attach.err")"
+grep -q "run failed: rank 0 on $node: .* (job $djob failed" "$tmp/dies-attach.err" ||
+  { bad "the attach did not name rank 0 on $node with the job's outcome"; tail -n 20 "$tmp/dies-attach.err"; }
+grep -q "last lines of rank 0's output" "$tmp/dies-attach.err" || bad "the attach gave no output tail of rank 0"
 no_rank_left "after the rank died"
 echo "a dying rank: $(grep -m1 "run failed" "$tmp/dies.err")"
+echo "followed: $(grep -m1 "run failed" "$tmp/dies-attach.err")"
 
 # 4. Stops in every state of the job, with stop_when and stopped_with_checkpoint as in 1.
 # a. ddpdesk starved (SIGSTOP) from its first poll (pending) until the job ran 5 steps: its last
@@ -148,10 +166,25 @@ stop_when stale stale_five_steps
 frozen=
 stopped_with_checkpoint stale
 echo "stale state: $(grep -m1 "signalled\|state=PENDING" "$tmp/stale/monitor.log" | cut -d' ' -f2-)"
-# b. Pending (held): cancelled, nothing trained.
-held() { [ "$(squeue -h -n ddpdesk-fmnist-mlp -o %r 2>/dev/null)" = JobHeldUser ]; }
+# b. Pending (held): cancelled, nothing trained. A `--attach` of the directory started while the
+#    job is held shows it pending with Slurm's reason, and ends with the job: cancelled, not by it.
+held_attach=
+held() {
+  [ "$(squeue -h -n ddpdesk-fmnist-mlp -o %r 2>/dev/null)" = JobHeldUser ] || return 1
+  if [ -z "$held_attach" ]; then
+    # From $tmp with a relative path: no_rank_left looks for "$tmp/" in command lines.
+    (cd "$tmp" && exec timeout 120 "$ddpdesk" --headless --attach held >held-attach.out 2>held-attach.err) &
+    held_attach=$!
+  fi
+  grep -q "job [0-9]* pending (JobHeldUser)" "$tmp/held-attach.err"
+}
 stop_args=(--slurm-extra --hold)
 stop_when held held
+wait "$held_attach"
+arc=$?
+[ "$arc" -eq 1 ] || bad "held: the attach exited $arc, expected 1"
+grep -q "run failed: job [0-9]* cancelled.* (not from this monitor)" "$tmp/held-attach.err" ||
+  bad "held: the attach did not end with the cancelled job: $(tail -n 3 "$tmp/held-attach.err")"
 grep -q "cancelled before its ranks started: nothing was trained" "$tmp/held.err" ||
   bad "held: no 'nothing was trained': $(tail -n 3 "$tmp/held.err")"
 [ ! -e "$tmp/held/metrics/rank-0.jsonl" ] || bad "held: a rank ran"
@@ -203,6 +236,11 @@ EOF
   bad "queue: run directories: $(ls "$XDG_DATA_HOME/ddpdesk/runs")"
 grep -q "queue: run 1 could not start: sbatch: allocation failure: Invalid partition" "$tmp/queue.err" ||
   bad "queue: no line for the refused entry: $(cat "$tmp/queue.err")"
+# The started entry is named by its job (a Slurm entry has no pids here).
+qdir=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["entries"][1]["run_dir"])' "$tmp/queue.json")
+qjob=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job_id"])' "$qdir/slurm.json" 2>/dev/null)
+grep -q "^ddpdesk: queue: run 2/2 (.*) started in $qdir, job $qjob$" "$tmp/queue.err" ||
+  bad "queue: no 'started in $qdir, job $qjob' line: $(grep "run 2/2" "$tmp/queue.err")"
 no_rank_left "after the queue"
 echo "queue: $(grep -m1 "Invalid partition" "$tmp/queue.err")"
 rm -rf "$XDG_DATA_HOME/ddpdesk/runs"

@@ -128,6 +128,8 @@ last=$(steps "$remote/metrics/rank-0.jsonl" | tail -n 1)
 [ "$first" = "$((stopped_at + 1))" ] || bad "the resumed job began at step $first, not $((stopped_at + 1))"
 [ "$last" = "$reference" ] || bad "the resumed run ended at '$last', the uninterrupted one at '$reference'"
 ls -d "$remote"/metrics-before-* >/dev/null 2>&1 || bad "the first job's metrics were not moved aside"
+# ... and its rank output (else the new job's Log tab would replay it).
+ls "$remote"/logs-before-*/rank-0.log >/dev/null 2>&1 || bad "the first job's rank-0.log was not moved aside"
 grep -q "^finished after .*: 50 steps" "$tmp/second.out" || bad "no 'finished … 50 steps' summary: $(cat "$tmp/second.out")"
 [ "$(ls "$runs" | wc -l)" -eq 1 ] || bad "the resume made another record: $(ls "$runs")"
 grep -q '"state": "Finished"' "$record/status.json" || bad "the record's status.json is not Finished"

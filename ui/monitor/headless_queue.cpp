@@ -12,6 +12,7 @@
 #include "run_controller.h"
 #include "run_queue.h"
 #include "signal_notifier.h"
+#include "slurm_job.h"
 #include "sweep_directory.h"
 
 namespace ddpdesk {
@@ -60,20 +61,43 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
   QObject::connect(controller.store(), &MetricsStore::updated, [&] {
     if (progress) progress->update(controller.store()->progress());
   });
+  // A Slurm entry is known by its job, whose id comes once sbatch answers: its line waits.
+  QString startedLine;
   QObject::connect(&queue, &RunQueue::entryStarted, [&](int id) {
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];
     progress = std::make_unique<ProgressPrinter>(e.spec.epochs);
+    startedLine = QStringLiteral("queue: run %1/%2 (%3) %4 in %5, ")
+                      .arg(queue.indexOf(id) + 1)
+                      .arg(total)
+                      .arg(e.label())
+                      .arg(controller.spec().resume.empty() ? QStringLiteral("started")
+                                                            : QStringLiteral("resumed"))
+                      .arg(e.runDir);
+    if (controller.isSlurm()) {
+      if (!controller.slurmJob()->jobId().isEmpty()) {
+        err(startedLine + QStringLiteral("job ") + controller.slurmJob()->jobId());
+        startedLine.clear();
+      }
+      return;
+    }
     QStringList pids;
     for (qint64 pid : controller.pids()) pids << QString::number(pid);
-    err(QStringLiteral("queue: run %1/%2 (%3) %4 in %5, pids %6")
-            .arg(queue.indexOf(id) + 1)
-            .arg(total)
-            .arg(e.label())
-            .arg(controller.spec().resume.empty() ? QStringLiteral("started")
-                                                  : QStringLiteral("resumed"))
-            .arg(e.runDir, pids.join(QLatin1Char(' '))));
+    err(startedLine + QStringLiteral("pids ") + pids.join(QLatin1Char(' ')));
+    startedLine.clear();
+  });
+  QObject::connect(&controller, &RunController::jobSubmitted, [&](const QString& job) {
+    if (startedLine.isEmpty()) return;
+    if (progress) progress->breakLine();
+    err(startedLine + QStringLiteral("job ") + job);
+    startedLine.clear();
+  });
+  // The Slurm job's state, as a single headless run prints it (pending with its reason, ...).
+  QObject::connect(&controller, &RunController::launcherStatusChanged, [&](const QString& text) {
+    if (progress) progress->breakLine();
+    err(text);
   });
   QObject::connect(&queue, &RunQueue::entryEnded, [&](int id) {
+    startedLine.clear();  // a refused job: its ending says so
     if (progress) progress->finish(controller.store()->progress());
     progress.reset();
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];

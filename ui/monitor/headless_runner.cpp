@@ -18,6 +18,7 @@
 #include "progress_text.h"
 #include "run_controller.h"
 #include "signal_notifier.h"
+#include "slurm_job.h"
 #include "spec_flags.h"
 #include "straggler_watch.h"
 #include "system_text.h"
@@ -156,9 +157,12 @@ int runController(const RunSpec& spec, const QString& attachDir) {
                    });
 
   if (attach) {
-    err(QStringLiteral("following %1 (metrics/rank-N.jsonl%2)")
-            .arg(controller.runDirectory(),
-                 controller.isRemote() ? QStringLiteral(", through ssh") : QString()));
+    QString how = QStringLiteral("metrics/rank-N.jsonl");
+    if (controller.isRemote()) how += QStringLiteral(", through ssh");
+    // A run ddpdesk submitted to Slurm: the job is followed too, and ends the run.
+    if (controller.isSlurm())
+      how += QStringLiteral(", Slurm job %1").arg(controller.slurmJob()->jobId());
+    err(QStringLiteral("following %1 (%2)").arg(controller.runDirectory(), how));
   } else {
     // Bad input only this machine can tell, before anything is spawned or written.
     const PreStartVerdict verdict = checkBeforeStartNow(spec, controller.workerProgram());

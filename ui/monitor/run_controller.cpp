@@ -217,6 +217,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   if (!workerElsewhere && (!programInfo.isFile() || !programInfo.isExecutable()))
     return fail(QStringLiteral("worker program %1 not found or not executable").arg(program));
 
+  attached_ = false;
   RunSpec spec = given;
   // Resuming a run directory continues it in place: one history entry, one curve.
   const QString resume = QString::fromStdString(spec.resume);

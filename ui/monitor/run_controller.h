@@ -44,6 +44,14 @@
 // With spec.slurm_login the same happens through a login node over ssh
 // (run_controller_slurm_login.cpp): the run directory is spec.slurm_remote_dir on the cluster,
 // spec.run_dir is the local record (runDirectory()), the metrics come through an SshRunMirror.
+//
+// attach() of a directory whose slurm.json names a job (a Slurm run ddpdesk submitted, here or
+// through a login node) follows that job as the submitting controller does
+// (run_controller_slurm_attach.cpp): its state through squeue/scontrol/sacct, the end of the run
+// when the job ends, a failed rank named with its node and output tail; stop()/kill() act on the
+// job (scancel --signal=TERM and the stop file / scancel), since its ranks are the job's. Nothing
+// else is written. Without Slurm's tools here, or once Slurm has forgotten the job, the files
+// alone are followed as for any directory.
 #pragma once
 
 #include <QDateTime>
@@ -56,6 +64,7 @@
 #include <vector>
 
 #include "run_spec.h"
+#include "slurm_run_files.h"
 #include "wire.h"
 
 namespace ddpdesk {
@@ -131,7 +140,8 @@ class RunController : public QObject {
   // URL itself, and attachFailed() reports the rest.
   bool attach(const QString& runDir, QString* error = nullptr);
   bool isRemote() const { return mirror_ != nullptr; }
-  bool isAttached() const { return follower_ != nullptr && slurm_ == nullptr; }
+  // Following a run this controller did not start (a directory, ssh://, a submitted Slurm job).
+  bool isAttached() const { return attached_; }
   bool isSlurm() const { return slurm_ != nullptr; }
   SlurmJob* slurmJob() const { return slurm_; }
   // "job 42 pending (Resources)", "job 42 running on node[1-2]"; empty for other launchers.
@@ -180,6 +190,8 @@ class RunController : public QObject {
   void rankExited(int rank, const QString& how);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);
+  // sbatch took the Slurm job (slurmJob()->jobId()).
+  void jobSubmitted(const QString& jobId);
   // The Slurm job's state changed, or a followed run's ssh connection was lost or came back:
   // `text` is the line to print, launcherStatus() what the run strip shows meanwhile.
   void launcherStatusChanged(const QString& text);
@@ -217,6 +229,10 @@ class RunController : public QObject {
   SlurmJob* newSlurmJob();
   void rememberForUndo(const QString& path, bool created);
   void onSlurmEnded(const SlurmJobStatus& s);
+  // attach() of a submitted Slurm run (run_controller_slurm_attach.cpp).
+  void attachSlurm(const SlurmRecord& record);
+  // Slurm cannot tell (no squeue here, the job forgotten): the ranks' files end the run.
+  void followFilesOnly(const QString& why);
   // Through a login node (run_controller_slurm_login.cpp).
   bool startSlurmViaLogin(RunSpec spec, const QString& program, QString* error);
   void writeRemoteRun(const QString& remoteDir, const QString& worker, const QString& workerResume);
@@ -253,15 +269,17 @@ class RunController : public QObject {
   // status.json and metrics/ (moved aside so its rank files are not read again).
   bool slurm_created_dir_ = false;
   QByteArray slurm_old_status_;
-  QString slurm_moved_metrics_;
+  EarlierJobFiles slurm_moved_;
+  bool attached_ = false;           // see isAttached()
   SshRunMirror* mirror_ = nullptr;  // attached over ssh: the local mirror follower_ reads
   // A Slurm run through a login node: its directory on the cluster (resolved), and what a refused
   // job must undo there (written: spec.json and job.sbatch are there; created: the directory
-  // was made; aside: where an earlier job's metrics/ went).
+  // was made; aside: where an earlier job's metrics/ and rank-N.log went).
   QString slurm_remote_dir_;
   bool slurm_remote_written_ = false;
   bool slurm_remote_created_ = false;
   QString slurm_remote_aside_;
+  QString slurm_remote_logs_aside_;
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"

@@ -41,11 +41,16 @@ bool RunController::attach(const QString& runDir, QString* error) {
     if (error) *error = QStringLiteral("a run is already active");
     return false;
   }
-  if (SshTarget::looksLikeUrl(runDir)) return attachRemote(runDir, error);
+  if (SshTarget::looksLikeUrl(runDir)) {
+    if (!attachRemote(runDir, error)) return false;
+    attached_ = true;
+    return true;
+  }
   if (!QFileInfo(runDir).isDir()) {
     if (error) *error = QStringLiteral("invalid --attach '%1': not a directory").arg(runDir);
     return false;
   }
+  attached_ = true;
   dir_.reset();  // nothing is written into a followed directory
   run_dir_path_ = QFileInfo(runDir).absoluteFilePath();
   spec_ = RunSpec();
@@ -54,6 +59,10 @@ bool RunController::attach(const QString& runDir, QString* error) {
   spec_.run_dir = run_dir_path_.toStdString();
   resetRun(0);
   spec_.nproc = 0;
+  if (const auto job = readSlurmRecord(run_dir_path_)) {
+    attachSlurm(*job);
+    return true;
+  }
   newFollower();
   setState(State::Starting);
   QString err;

@@ -4,9 +4,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <algorithm>
 
 #include "atomic_file.h"
@@ -16,6 +13,7 @@
 #include "run_directory.h"
 #include "run_follower.h"
 #include "slurm_job.h"
+#include "slurm_run_files.h"
 #include "slurm_script.h"
 #include "slurm_status.h"
 #include "ssh_run_mirror.h"
@@ -24,10 +22,6 @@ namespace ddpdesk {
 namespace {
 
 constexpr int kTailLines = 10;  // of a failed rank's output
-
-QString slurmRecordPath(const QString& dir) {
-  return dir + QStringLiteral("/slurm.json");
-}
 
 QStringList lastLines(const QString& path, int n) {
   QFile f(path);
@@ -58,7 +52,7 @@ void RunController::beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirect
 void RunController::rememberForUndo(const QString& path, bool created) {
   slurm_created_dir_ = created;
   slurm_old_status_.clear();
-  slurm_moved_metrics_.clear();
+  slurm_moved_ = EarlierJobFiles();
   if (created) return;
   QFile status(RunDirectory::statusPath(path));
   if (status.open(QIODevice::ReadOnly)) slurm_old_status_ = status.readAll();
@@ -114,20 +108,15 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
     undoCreate();
     return fail(err);
   }
-  // A continued run: its earlier ranks' files would be read again as this job's; they are in
-  // metrics.jsonl already. Moved aside (and back if the job is refused).
+  // A continued run: its earlier ranks' files would be read again as this job's (their messages
+  // are in metrics.jsonl already, their output would replay in the Log tab). Moved aside (and
+  // back if the job is refused).
   rememberForUndo(path, created);
-  if (!created) {
-    const QString metrics = RunFollower::metricsDir(path);
-    if (QFileInfo(metrics).isDir()) {
-      const QString aside =
-          metrics + QStringLiteral("-before-") +
-          QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-      if (!QDir().rename(metrics, aside))
-        return fail(QStringLiteral("cannot move %1 aside for the new job").arg(metrics));
-      slurm_moved_metrics_ = aside;
-    }
-  }
+  if (!created &&
+      !moveEarlierJobAside(
+          path, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz")),
+          &slurm_moved_, &err))
+    return fail(err);
   dir->forgetEnding();
 
   beginSlurmRun(spec, std::move(dir), history);
@@ -144,32 +133,19 @@ bool RunController::startSlurm(RunSpec spec, const QString& program, QString* er
 }
 
 void RunController::onSlurmSubmitted(const QString& jobId) {
-  QJsonArray earlier;
-  {
-    QFile old(slurmRecordPath(run_dir_path_));
-    if (old.open(QIODevice::ReadOnly)) {
-      const QJsonObject o = QJsonDocument::fromJson(old.readAll()).object();
-      earlier = o.value(QStringLiteral("earlier_jobs")).toArray();
-      if (o.contains(QStringLiteral("job_id"))) earlier.append(o.value(QStringLiteral("job_id")));
-    }
-  }
-  QJsonObject record{
-      {QStringLiteral("job_id"), jobId},
-      {QStringLiteral("submitted_at"), QDateTime::currentDateTime().toString(Qt::ISODateWithMs)},
-      {QStringLiteral("script"), QFileInfo(slurmScriptPath(run_dir_path_)).fileName()},
-      {QStringLiteral("earlier_jobs"), earlier}};
-  if (!slurm_remote_dir_.isEmpty()) {  // the job's directory is on the cluster
-    record[QStringLiteral("login")] = QString::fromStdString(spec_.slurm_login);
-    record[QStringLiteral("remote_dir")] = slurm_remote_dir_;
-  }
   QString err;
-  if (!writeFileAtomically(slurmRecordPath(run_dir_path_), QJsonDocument(record).toJson(), &err))
+  // Through a login node the job's directory is on the cluster: the record names it.
+  if (!writeSlurmRecord(
+          run_dir_path_, jobId,
+          slurm_remote_dir_.isEmpty() ? QString() : QString::fromStdString(spec_.slurm_login),
+          slurm_remote_dir_, &err))
     Q_EMIT warning(err);
   dir_->logEvent(QStringLiteral("submitted as Slurm job %1").arg(jobId));
   launcher_status_ = QStringLiteral("job %1 submitted: batch script %2")
                          .arg(jobId, slurm_remote_dir_.isEmpty() ? slurmScriptPath(run_dir_path_)
                                                                  : remoteScriptName());
   Q_EMIT launcherStatusChanged(launcher_status_);
+  Q_EMIT jobSubmitted(jobId);
   slurm_remote_written_ = false;  // the job owns what was written
   if (!slurm_remote_dir_.isEmpty()) {
     followRemoteSlurm();
@@ -198,8 +174,7 @@ void RunController::onSlurmRejected(const QString& line) {
     QDir(run_dir_path_).removeRecursively();
   } else {
     QFile::remove(slurmScriptPath(run_dir_path_));
-    if (!slurm_moved_metrics_.isEmpty())
-      QDir().rename(slurm_moved_metrics_, RunFollower::metricsDir(run_dir_path_));
+    putEarlierJobBack(run_dir_path_, slurm_moved_);
     if (!slurm_old_status_.isEmpty())
       writeFileAtomically(RunDirectory::statusPath(run_dir_path_), slurm_old_status_);
     dir_->open(run_dir_path_);
@@ -297,7 +272,9 @@ void RunController::finalizeSlurm(const SlurmJobStatus& s) {
     final = State::Failed;
     has_failure_ = true;
     failure_.what = job + QLatin1Char(' ') + describeSlurmStatus(s);
-    if (s.state == S::Cancelled) failure_.what += QStringLiteral(" outside ddpdesk");
+    if (s.state == S::Cancelled)
+      failure_.what += attached_ ? QStringLiteral(" (not from this monitor)")
+                                 : QStringLiteral(" outside ddpdesk");
     if (!s.reason.isEmpty() && s.slurmState == QLatin1String("UNKNOWN")) failure_.what = s.reason;
     if (follower_ && s.state != S::Cancelled) nameFailedSlurmRank();
     reason_ = failure_.what;

@@ -77,6 +77,7 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
   slurm_remote_written_ = false;
   slurm_remote_created_ = false;
   slurm_remote_aside_.clear();
+  slurm_remote_logs_aside_.clear();
   slurm_ = newSlurmJob();
   slurm_->commands()->setRemote(SshTarget::fromLogin(QString::fromStdString(spec.slurm_login), {}));
   const QString worker = monitorSettings().remoteWorker.isEmpty()
@@ -126,7 +127,7 @@ void RunController::writeRemoteRun(const QString& remoteDir, const QString& work
       [this](const ClusterCommand::Result& r) {
         const QStringList words =
             QString::fromUtf8(r.out).trimmed().split(QLatin1Char(' '), Qt::SkipEmptyParts);
-        if (!r.ok() || words.size() != 2) {
+        if (!r.ok() || words.size() != 3) {
           // The script removed what it made.
           onSlurmRejected(
               r.ok() ? QStringLiteral("the login node did not confirm %1").arg(remoteScriptName())
@@ -136,6 +137,7 @@ void RunController::writeRemoteRun(const QString& remoteDir, const QString& work
         slurm_remote_written_ = true;
         slurm_remote_created_ = words[0] == QLatin1String("1");
         if (words[1] != QLatin1String("-")) slurm_remote_aside_ = words[1];
+        if (words[2] != QLatin1String("-")) slurm_remote_logs_aside_ = words[2];
         dir_->forgetEnding();
         launcher_status_ = QStringLiteral("submitting %1").arg(remoteScriptName());
         dir_->logEvent(QStringLiteral("%1 a Slurm job of %2 rank(s) through %3: sbatch %4")
@@ -153,7 +155,8 @@ bool RunController::undoRemoteRun(const QString& line) {
   if (!slurm_remote_written_) return false;
   slurm_remote_written_ = false;
   slurm_->commands()->run(
-      remoteUndoCommand(slurm_remote_dir_, slurm_remote_created_, slurm_remote_aside_),
+      remoteUndoCommand(slurm_remote_dir_, slurm_remote_created_, slurm_remote_aside_,
+                        slurm_remote_logs_aside_),
       [this, line](const ClusterCommand::Result& r) {
         if (!r.ok())
           Q_EMIT warning(QStringLiteral("could not remove what was written to %1: %2")
@@ -182,6 +185,11 @@ void RunController::followRemoteSlurm() {
 }
 
 void RunController::onSlurmEnded(const SlurmJobStatus& s) {
+  // A followed job Slurm has forgotten (long ended, no accounting): its files still tell.
+  if (attached_ && s.slurmState == QLatin1String("UNKNOWN")) {
+    followFilesOnly(s.reason);
+    return;
+  }
   if (!mirror_ || !mirror_->isConnected()) {
     finalizeSlurm(s);
     return;

@@ -27,33 +27,44 @@ printf '%s\n' "$dir"
 
 QStringList remoteWriteCommand(const QString& dir, const QString& stamp, const QString& spec) {
   return shell(QStringLiteral("ddpdesk-write"), QStringLiteral(R"SH(dir=$1; stamp=$2; spec=$3
-created=0; aside=-
+created=0; aside=-; logs=-
 [ -e "$dir" ] || created=1
 undo() {
   if [ "$created" = 1 ]; then rm -rf -- "$dir"; else
     rm -f -- "$dir/spec.json.tmp" "$dir/job.sbatch.tmp"
     [ "$aside" = - ] || mv -- "$dir/$aside" "$dir/metrics"
+    [ "$logs" = - ] || { mv -- "$dir/$logs"/rank-*.log "$dir/" 2>/dev/null; rmdir -- "$dir/$logs"; }
   fi
   exit 1
 }
 mkdir -p -- "$dir" || undo
 cd -- "$dir" || undo
 if [ -d metrics ]; then aside=metrics-before-$stamp; mv metrics "$aside" || { aside=-; undo; }; fi
+for f in rank-*.log; do
+  n=${f#rank-}; n=${n%.log}
+  case $n in '' | *[!0-9]*) continue ;; esac
+  [ -f "$f" ] || continue
+  if [ "$logs" = - ]; then logs=logs-before-$stamp; mkdir "$logs" || { logs=-; undo; }; fi
+  mv -- "$f" "$logs/" || undo
+done
 printf '%s' "$spec" > spec.json.tmp && mv -f spec.json.tmp spec.json || undo
 cat > job.sbatch.tmp && mv -f job.sbatch.tmp job.sbatch || undo
-echo "$created $aside"
+echo "$created $aside $logs"
 )SH"),
                {dir, stamp, spec});
 }
 
-QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside) {
-  return shell(QStringLiteral("ddpdesk-undo"), QStringLiteral(R"SH(dir=$1; created=$2; aside=$3
+QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside,
+                              const QString& logs) {
+  return shell(
+      QStringLiteral("ddpdesk-undo"), QStringLiteral(R"SH(dir=$1; created=$2; aside=$3; logs=$4
 if [ "$created" = 1 ]; then rm -rf -- "$dir"; exit; fi
 rm -f -- "$dir/job.sbatch"
 [ -z "$aside" ] || [ "$aside" = - ] || mv -- "$dir/$aside" "$dir/metrics"
+[ -z "$logs" ] || [ "$logs" = - ] || { mv -- "$dir/$logs"/rank-*.log "$dir/"; rmdir -- "$dir/$logs"; }
 )SH"),
-               {dir, created ? QStringLiteral("1") : QStringLiteral("0"),
-                aside.isEmpty() ? QStringLiteral("-") : aside});
+      {dir, created ? QStringLiteral("1") : QStringLiteral("0"),
+       aside.isEmpty() ? QStringLiteral("-") : aside, logs.isEmpty() ? QStringLiteral("-") : logs});
 }
 
 }  // namespace ddpdesk

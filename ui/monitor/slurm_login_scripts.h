@@ -6,12 +6,14 @@
 //                          absolute path ("~/x" and relative paths from the home directory).
 //                          Writes nothing. Exit 127 with one line when sbatch is missing.
 //   write DIR STAMP SPEC   creates DIR (when missing), moves an earlier job's metrics/ aside to
-//                          metrics-before-STAMP (its rank files would be read again as the new
-//                          job's), writes SPEC to spec.json and stdin to job.sbatch, each through
-//                          a temporary file and a rename; prints "<created 0|1> <aside or ->".
-//                          A failure removes what it made.
-//   undo DIR CREATED ASIDE after a refused submission: removes DIR when it was created, else
-//                          job.sbatch, and moves the metrics aside back.
+//                          metrics-before-STAMP and its rank-N.log to logs-before-STAMP/ (they
+//                          would be read again as the new job's: slurm_run_files.h), writes
+//                          SPEC to spec.json and stdin to job.sbatch, each through a temporary
+//                          file and a rename; prints "<created 0|1> <metrics aside or -> <logs
+//                          aside or ->". A failure removes what it made.
+//   undo DIR CREATED ASIDE LOGS
+//                          after a refused submission: removes DIR when it was created, else
+//                          job.sbatch, and moves what was set aside back.
 #pragma once
 
 #include <QString>
@@ -21,6 +23,7 @@ namespace ddpdesk {
 
 QStringList remoteResolveCommand(const QString& dir);
 QStringList remoteWriteCommand(const QString& dir, const QString& stamp, const QString& spec);
-QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside);
+QStringList remoteUndoCommand(const QString& dir, bool created, const QString& aside,
+                              const QString& logs);
 
 }  // namespace ddpdesk
