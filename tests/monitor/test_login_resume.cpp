@@ -142,15 +142,17 @@ class TestLoginResume : public QObject {
     commands.setRemote(SshTarget::parse(url(dir.path())).value());
     auto run = [&](const QStringList& argv, const QByteArray& input = {}) {
       ClusterCommand::Result result;
+      bool done = false;
       QEventLoop wait;  // the command's own time limit ends it
       commands.run(
           argv,
           [&](const ClusterCommand::Result& r) {
             result = r;
+            done = true;
             wait.quit();
           },
           input);
-      wait.exec();
+      if (!done) wait.exec();
       return result;
     };
     QVERIFY(run(remoteStopCommand(dir.path())).ok());

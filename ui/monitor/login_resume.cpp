@@ -27,12 +27,14 @@ LoginResumeSource readLoginResumeNow(const QString& url) {
   ClusterCommand command;
   command.setRemote(*target);
   ClusterCommand::Result result;
+  bool done = false;
   QEventLoop wait;
   command.run(remoteReadSpecCommand(target->path), [&](const ClusterCommand::Result& r) {
     result = r;
+    done = true;
     wait.quit();
   });
-  wait.exec();
+  if (!done) wait.exec();  // an ssh that could not start answers at once
   if (!result.ok()) {
     source.problem = cannot(result.problem());
     return source;
@@ -88,7 +90,8 @@ std::vector<std::string> buildSpecFromCommandLine(SpecFlags& flags, RunSpec* out
   if (!SshTarget::looksLikeUrl(resume)) return flags.build(*out);
   const LoginResumeSource source = readLoginResumeNow(resume);
   if (!source.problem.isEmpty()) return {source.problem.toStdString()};
-  flags.set_resume_spec(source.specText.toStdString(), (resume + "/spec.json").toStdString());
+  flags.set_resume_spec(source.specText.toStdString(),
+                        (resume + QStringLiteral("/spec.json")).toStdString());
   RunSpec spec;
   auto problems = flags.build(spec);
   if (!problems.empty()) return problems;
