@@ -30,12 +30,17 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   // well (say --epochs) changes just that.
   std::string config_path = config_path_;
   bool from_run_dir = false;
-  if (config_path.empty() && options_.count("resume") && options_.at("resume")->count() > 0) {
+  std::string text;
+  if (config_path.empty() && !resume_spec_.empty()) {
+    text = resume_spec_;
+    config_path = resume_source_;
+  } else if (config_path.empty() && options_.count("resume") &&
+             options_.at("resume")->count() > 0) {
     const std::string candidate = values_.at("resume") + "/spec.json";
     from_run_dir = static_cast<bool>(std::ifstream(candidate));
     if (from_run_dir) config_path = candidate;
   }
-  if (!config_path.empty()) {
+  if (!config_path.empty() && text.empty()) {
     std::ifstream in(config_path);
     if (!in) {
       problems.push_back("cannot read --config '" + config_path + "'");
@@ -43,7 +48,10 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+    text = ss.str();
+  }
+  if (!config_path.empty()) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       problems.push_back("invalid --config '" + config_path +
                          "': must be a JSON object of run spec fields");
@@ -51,8 +59,10 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
     }
     for (const auto& e : apply_fields(j, spec))
       problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
-    // The directory may have been moved since: it continues where it is now.
+    // The directory may have been moved since: it continues where it is now. One on another
+    // host is no directory here.
     if (from_run_dir) spec.run_dir = values_.at("resume");
+    if (!resume_spec_.empty() && config_path_.empty()) spec.run_dir.clear();
   }
   nlohmann::json given = nlohmann::json::object();
   for (const auto& [key, opt] : options_) {
@@ -71,6 +81,16 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   }
   if (problems.empty()) out = spec;
   return problems;
+}
+
+std::string SpecFlags::resume_given() const {
+  const auto it = options_.find("resume");
+  return it != options_.end() && it->second->count() > 0 ? values_.at("resume") : std::string();
+}
+
+void SpecFlags::set_resume_spec(std::string text, std::string source) {
+  resume_spec_ = std::move(text);
+  resume_source_ = std::move(source);
 }
 
 int parse_cli(CLI::App& app, int argc, char** argv) {

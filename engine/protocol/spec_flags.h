@@ -1,6 +1,7 @@
 // Binds every RunSpec field to a CLI11 flag (--batch-size, --accum-steps, ...) plus --config, and
 // builds the RunSpec from "config file, then flags given on the command line"; without --config,
-// `--resume DIR` of a run directory holding spec.json starts from that spec. Used by both
+// `--resume DIR` of a run directory holding spec.json starts from that spec (or from one the
+// caller read elsewhere, set_resume_spec()). Used by both
 // ddpdesk-worker and ddpdesk --headless so the flags and their errors are identical.
 #pragma once
 
@@ -26,10 +27,19 @@ class SpecFlags {
   // Call after app.parse(). Fills `out`; returns one formatted line per problem (empty = ok).
   std::vector<std::string> build(RunSpec& out) const;
 
+  // The text given to --resume ("" when it was not given).
+  std::string resume_given() const;
+  // Without --config, build() starts from this spec text instead of <resume>/spec.json: the
+  // spec of a run whose directory is on another host, read from there by the caller. `source`
+  // names it in messages. Its run_dir is a path on that host, so it is not taken.
+  void set_resume_spec(std::string text, std::string source);
+
  private:
   std::map<std::string, std::string> values_;  // json key -> raw flag text
   std::map<std::string, CLI::Option*> options_;
   std::string config_path_;
+  std::string resume_spec_;  // set_resume_spec()
+  std::string resume_source_;
 };
 
 // Runs app.parse() with ddpdesk's error policy: --help prints and returns 0; any parse problem

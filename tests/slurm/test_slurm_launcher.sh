@@ -10,48 +10,13 @@
 # refuses (the other named by its job id), and refuses bad input in one line with exit 2 and no
 # run directory left: sbatch missing, a partition the cluster lacks, a bad time.
 #   with_slurm.sh tests/slurm/test_slurm_launcher.sh WORKER DDPDESK
-set -uo pipefail
-worker=$1
-ddpdesk=$2
-# The dying rank and the slowed rank are the worker's test-only faults (docs/environment.md).
-[ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] || { echo "skipped: the worker was built without test faults"; exit 77; }
-root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d /tmp/ddpdesk-slurm-launcher-XXXXXX)
-dd_pid=
-cleanup() {
-  [ -n "$dd_pid" ] && kill -9 "$dd_pid" 2>/dev/null
-  scancel --user="$(id -un)" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export OMP_NUM_THREADS=1 DDPDESK_DEBUG_STEPS=1 XDG_DATA_HOME=$tmp/xdg
-unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_COMM DDPDESK_MONITOR
-spec=(--task fmnist-mlp --dataset-size 3200 --epochs 1 --batch-size 16 --accum-steps 2
-  --log-interval 1 --system-interval 0)
-slurm=(--launcher slurm --slurm-nodes 1 --slurm-tasks-per-node 2)
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$(dirname "$0")/slurm_run_common.sh" slurm-launcher "$@"
 
-# Steps of a metrics file: "step param_hash" per line.
-steps() {
-  /usr/bin/python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    try: m = json.loads(line)
-    except ValueError: continue
-    if m.get("type") == "step": print(m["step"], m.get("param_hash", ""))' "$1" 2>/dev/null
-}
 no_rank_left() {  # no worker of this test's runs is alive
   if pgrep -f "$tmp/" >/dev/null; then bad "$1: processes left: $(pgrep -af "$tmp/" | head -3)"; fi
 }
 
-# The reference: the same spec, uninterrupted, launched locally.
-t0=$SECONDS
-"$root/scripts/launch-local.sh" 2 "$worker" "${spec[@]}" --run-dir "$tmp/local" >"$tmp/local.log" 2>&1 ||
-  { echo "FAIL: the local reference run failed"; tail -n 15 "$tmp/local.log"; exit 1; }
-reference=$(steps "$tmp/local/metrics/rank-0.jsonl" | tail -n 1)
-[ -n "$reference" ] || { echo "FAIL: no steps in the local run"; exit 1; }
-echo "reference: step/hash $reference ($((SECONDS - t0)) s)"
+reference_run
 
 # Stops: stop_when NAME CONDITION runs ddpdesk on a Slurm job in $tmp/NAME (its output in
 # $tmp/NAME.out/.err; more flags in stop_args) with rank 0 slowed (40 ms per micro-step) so a stop
@@ -219,7 +184,7 @@ cat >"$tmp/queue.json" <<EOF
             "launcher": "slurm", "slurm_nodes": 1, "slurm_tasks_per_node": 2,
             "system_interval": 0}}]}
 EOF
-rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+rm -rf "$runs"
 timeout 120 "$ddpdesk" --headless --queue "$tmp/queue.json" >"$tmp/queue.out" 2>"$tmp/queue.err"
 rc=$?
 [ "$rc" -eq 1 ] || { bad "queue: exit $rc, expected 1 (one entry failed)"; tail -n 20 "$tmp/queue.err"; }
@@ -232,8 +197,8 @@ assert e[0]["state"] == "failed" and e[0]["reason"] == want, e[0]
 assert not e[0].get("run_dir") or not os.path.exists(e[0]["run_dir"]), e[0]
 assert e[1]["state"] == "finished", e[1]
 EOF
-[ "$(ls "$XDG_DATA_HOME/ddpdesk/runs" | wc -l)" -eq 1 ] ||
-  bad "queue: run directories: $(ls "$XDG_DATA_HOME/ddpdesk/runs")"
+[ "$(ls "$runs" | wc -l)" -eq 1 ] ||
+  bad "queue: run directories: $(ls "$runs")"
 grep -q "queue: run 1 could not start: sbatch: allocation failure: Invalid partition" "$tmp/queue.err" ||
   bad "queue: no line for the refused entry: $(cat "$tmp/queue.err")"
 # The started entry is named by its job (a Slurm entry has no pids here).
@@ -243,7 +208,7 @@ grep -q "^ddpdesk: queue: run 2/2 (.*) started in $qdir, job $qjob$" "$tmp/queue
   bad "queue: no 'started in $qdir, job $qjob' line: $(grep "run 2/2" "$tmp/queue.err")"
 no_rank_left "after the queue"
 echo "queue: $(grep -m1 "Invalid partition" "$tmp/queue.err")"
-rm -rf "$XDG_DATA_HOME/ddpdesk/runs"
+rm -rf "$runs"
 
 # 6. Bad input: one line, exit 2, no run directory.
 bad_input() {  # name expected-text command...
@@ -255,7 +220,7 @@ bad_input() {  # name expected-text command...
   grep -q -- "$want" "$tmp/$name.err" || bad "$name: no '$want' in: $(cat "$tmp/$name.err")"
   [ "$lines" -eq 1 ] || bad "$name: $lines lines of errors: $(cat "$tmp/$name.err")"
   [ ! -e "$tmp/$name" ] || bad "$name: the run directory was left behind"
-  [ -z "$(ls -A "$XDG_DATA_HOME/ddpdesk/runs" 2>/dev/null)" ] || bad "$name: a run directory appeared under runs/"
+  [ -z "$(ls -A "$runs" 2>/dev/null)" ] || bad "$name: a run directory appeared under runs/"
   echo "ok $name: $(tail -n 1 "$tmp/$name.err")"
 }
 bad_input no-sbatch "sbatch could not be run" env PATH=/nonexistent "$ddpdesk" --headless "${spec[@]}" \

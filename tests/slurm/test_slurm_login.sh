@@ -5,46 +5,18 @@
 # "cluster" over ssh and submits it there, follows the two CPU ranks live through ssh, stops the
 # job gracefully (Ctrl+C: scancel --signal=TERM over ssh, a checkpoint), resumes it from the local
 # record as a new job (its last parameters bitwise those of an uninterrupted local run), names a
-# dying rank with its node and output tail, and
-# refuses a refused key, a closed port, a login node without sbatch, a partition the cluster lacks
-# and a malformed login in one line with exit 2, nothing left on either side, no ssh left running.
+# dying rank with its node and output tail, and refuses a refused key, a closed port, a login
+# node without sbatch, a partition the cluster lacks (sbatch --test-only over ssh, before anything
+# is written there) and a malformed login in one line with exit 2, nothing left on either side,
+# no ssh left running. Shared set-up: slurm_run_common.sh.
 #   with_slurm.sh with_sshd.sh tests/slurm/test_slurm_login.sh WORKER DDPDESK
-set -uo pipefail
-worker=$1
-ddpdesk=$2
-# The slowed rank is one of the worker's test-only faults (docs/environment.md).
-[ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] || { echo "skipped: the worker was built without test faults"; exit 77; }
-root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d /tmp/ddpdesk-slurm-login-XXXXXX)
-dd_pid=
-cleanup() {
-  [ -n "$dd_pid" ] && kill -9 "$dd_pid" 2>/dev/null
-  scancel --user="$(id -un)" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-export OMP_NUM_THREADS=1 DDPDESK_DEBUG_STEPS=1 XDG_DATA_HOME=$tmp/xdg TMPDIR=$tmp/local-tmp
+. "$(dirname "$0")/slurm_run_common.sh" slurm-login "$@"
+export TMPDIR=$tmp/local-tmp
 mkdir -p "$TMPDIR"  # the mirror's temporary directory: checked below
-unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_COMM DDPDESK_MONITOR
 login=root@127.0.0.1:$DDPDESK_SSH_PORT
-runs=$XDG_DATA_HOME/ddpdesk/runs
-spec=(--task fmnist-mlp --dataset-size 3200 --epochs 1 --batch-size 16 --accum-steps 2
-  --log-interval 1 --system-interval 0)
 # The job's environment is the login session's, not ours: what the ranks need goes with sbatch.
 export_env="--export=ALL,OMP_NUM_THREADS=1,DDPDESK_DEBUG_STEPS=1"
-slurm=(--launcher slurm --slurm-nodes 1 --slurm-tasks-per-node 2)
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
-steps() {  # "step param_hash" per step line of a metrics file
-  /usr/bin/python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    try: m = json.loads(line)
-    except ValueError: continue
-    if m.get("type") == "step" and m.get("rank", 0) == 0: print(m["step"], m.get("param_hash", ""))' "$1" 2>/dev/null
-}
-json_field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null; }
 nothing_left() {  # no rank, no ssh of ours, no mirror directory
   # The remote follow loop on the login node (this host) ends at its next write after ssh went.
   for _ in $(seq 30); do pgrep -f "$tmp/" >/dev/null || break; sleep 0.1; done
@@ -53,13 +25,7 @@ nothing_left() {  # no rank, no ssh of ours, no mirror directory
   [ -z "$(ls -A "$TMPDIR")" ] || bad "$1: left $(ls -A "$TMPDIR") in the temporary directory"
 }
 
-# The reference: the same spec, uninterrupted, launched locally.
-t0=$SECONDS
-"$root/scripts/launch-local.sh" 2 "$worker" "${spec[@]}" --run-dir "$tmp/local" >"$tmp/local.log" 2>&1 ||
-  { echo "FAIL: the local reference run failed"; tail -n 15 "$tmp/local.log"; exit 1; }
-reference=$(steps "$tmp/local/metrics/rank-0.jsonl" | tail -n 1)
-[ -n "$reference" ] || { echo "FAIL: no steps in the local run"; exit 1; }
-echo "reference: step/hash $reference ($((SECONDS - t0)) s)"
+reference_run
 
 # 1. Submitted through the login node, watched live through ssh, stopped gracefully. Rank 0 is
 #    slowed (40 ms per micro-step) so the stop lands mid-run.
@@ -173,7 +139,17 @@ bad_input() {  # name, expected text, ssh command, login, extra flags...
 bad_input refused-key "Permission denied" "$DDPDESK_SSH_REFUSED" "$login"
 bad_input closed-port "Connection refused" "$DDPDESK_SSH_COMMAND" "root@127.0.0.1:$closed"
 bad_input no-sbatch "sbatch: not found on the login node" "$DDPDESK_SSH_BARE" "$login"
-bad_input bad-partition "partition" "$DDPDESK_SSH_COMMAND" "$login" --slurm-partition nosuchpartition
+# A partition the cluster lacks is refused by `sbatch --test-only` on the login node before
+# anything is made there: every ssh command ddpdesk runs is logged, and none but that one ran.
+cat >"$tmp/ssh-logged" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >>"$tmp/ssh.log"
+exec $DDPDESK_SSH_COMMAND "\$@"
+EOF
+chmod +x "$tmp/ssh-logged"
+bad_input bad-partition "sbatch: .*Invalid partition name" "$tmp/ssh-logged" "$login" --slurm-partition nosuchpartition
+grep -q -- "--test-only" "$tmp/ssh.log" || bad "bad-partition: no sbatch --test-only over ssh: $(cat "$tmp/ssh.log")"
+[ "$(wc -l <"$tmp/ssh.log")" -eq 1 ] || bad "bad-partition: ssh ran more than the check: $(cat "$tmp/ssh.log")"
 bad_input bad-login "invalid --slurm-login '-oProxyCommand=x'" "$DDPDESK_SSH_COMMAND" "-oProxyCommand=x"
 [ -z "$(squeue -h 2>/dev/null)" ] || bad "jobs left in the queue: $(squeue -h)"
 [ "$fail" -eq 0 ] && echo "ok: a Slurm run through a login node over ssh"

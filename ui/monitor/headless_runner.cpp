@@ -12,6 +12,7 @@
 #include "breakdown_text.h"
 #include "compare_headless.h"
 #include "headless_queue.h"
+#include "login_resume.h"
 #include "metrics_store.h"
 #include "pre_start_check.h"
 #include "progress_printer.h"
@@ -244,13 +245,14 @@ int runHeadless(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     return runController(RunSpec(), QString::fromStdString(attach));
   }
+  // Before the spec: --resume ssh://… reads it over ssh, in an event loop.
+  QCoreApplication app(argc, argv);
   RunSpec spec;
-  const auto problems = flags.build(spec);
+  const auto problems = buildSpecFromCommandLine(flags, &spec);
   if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "ddpdesk: " << p << "\n";
     return 2;
   }
-  QCoreApplication app(argc, argv);
   return runController(spec, QString());
 }
 

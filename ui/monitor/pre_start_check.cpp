@@ -13,11 +13,9 @@ bool needsProbe(const RunSpec& spec) {
   return spec.device == "cuda" && !spec.is_slurm();
 }
 
-// sbatch --test-only on this machine; a job sent through a login node is checked there instead,
-// by the login path's own sbatch call (a refused job is undone), since this machine may have no
-// Slurm tools at all.
+// sbatch --test-only on this machine, or on the login node over ssh for a job sent through one.
 bool needsSubmitCheck(const RunSpec& spec) {
-  return spec.is_slurm() && !spec.is_slurm_via_login();
+  return spec.is_slurm();
 }
 
 void addSlurmVerdict(PreStartVerdict* v, const SlurmSubmitVerdict& slurm) {

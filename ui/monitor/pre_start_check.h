@@ -4,7 +4,7 @@
 // worker's device probe, device_probe.h) and user-task files the worker's dry run rejects
 // (task_check.h) are bad input: one line, nothing started; so is a Slurm job sbatch would refuse
 // (`sbatch --test-only`, slurm_submit_check.h: a partition, account or time limit the cluster
-// does not have). A probe or a check that itself fails
+// does not have; through a login node, asked there over ssh). A probe or a check that itself fails
 // is no verdict on the spec: a warning, and the ranks report the rest as they start.
 // Widget-free: part of the monitor core.
 #pragma once

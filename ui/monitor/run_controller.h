@@ -43,7 +43,9 @@
 //
 // With spec.slurm_login the same happens through a login node over ssh
 // (run_controller_slurm_login.cpp): the run directory is spec.slurm_remote_dir on the cluster,
-// spec.run_dir is the local record (runDirectory()), the metrics come through an SshRunMirror.
+// spec.run_dir is the local record (runDirectory()), the metrics come through an SshRunMirror,
+// and a graceful stop writes the stop file there over ssh before the signal. A spec whose resume
+// is an ssh:// URL (login_resume.h) continues the run in that directory on the cluster.
 //
 // attach() of a directory whose slurm.json names a job (a Slurm run ddpdesk submitted, here or
 // through a login node) follows that job as the submitting controller does
@@ -240,6 +242,8 @@ class RunController : public QObject {
   // false when nothing was written there.
   bool undoRemoteRun(const QString& line);
   void followRemoteSlurm();
+  // A graceful stop: the stop file in the directory on the cluster over ssh, then the signal.
+  void stopRemoteSlurm();
   QString remoteScriptName() const;  // login:/dir/job.sbatch
   // Follows the mirror of a remote directory (mirror_) with `f`: its pid checks on that host,
   // a poll whenever a remote poll is in.

@@ -193,25 +193,27 @@ void RunController::onSlurmStatus(const SlurmJobStatus& s) {
 }
 
 void RunController::stopSlurm(bool graceful) {
-  if (graceful) {
+  const bool viaLogin = spec_.is_slurm_via_login();
+  if (graceful && !viaLogin) {
     // First the file, then the signal: ranks running by then get the signal, and ranks that
     // start later (the batch shell had not reached srun, or srun's step was not up yet) find
     // the file (DDPDESK_STOP_FILE in the batch script) and stop at their first step boundary.
-    // Through a login node the run directory is on the cluster: the signal alone goes there.
     QString err;
-    if (!spec_.is_slurm_via_login() &&
-        !writeFileAtomically(slurmStopFilePath(run_dir_path_), QByteArray(), &err))
+    if (!writeFileAtomically(slurmStopFilePath(run_dir_path_), QByteArray(), &err))
       Q_EMIT warning(err);
   }
+  const QString stopFile = viaLogin ? QString::fromStdString(spec_.slurm_login) + QLatin1Char(':') +
+                                          slurmStopFilePath(slurm_remote_dir_)
+                                    : slurmStopFilePath(run_dir_path_);
   if (dir_)
-    dir_->logEvent(!graceful ? QStringLiteral("kill requested: scancel")
-                   : spec_.is_slurm_via_login()
-                       ? QStringLiteral("stop requested: scancel --signal=TERM")
-                       : QStringLiteral("stop requested: %1 and scancel --signal=TERM")
-                             .arg(slurmStopFilePath(run_dir_path_)));
+    dir_->logEvent(
+        graceful ? QStringLiteral("stop requested: %1 and scancel --signal=TERM").arg(stopFile)
+                 : QStringLiteral("kill requested: scancel"));
   if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
   if (slurm_->jobId().isEmpty()) return;  // sbatch has not answered: onSlurmSubmitted stops it
-  if (graceful)
+  if (graceful && viaLogin)
+    stopRemoteSlurm();  // the same order, the file written on the cluster over ssh
+  else if (graceful)
     slurm_->stop();
   else
     slurm_->cancel();

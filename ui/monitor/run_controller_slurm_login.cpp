@@ -5,7 +5,10 @@
 // checkpoint. Before sbatch, two ssh commands: one checks that sbatch is there and resolves the
 // remote directory (writes nothing), one writes spec.json and job.sbatch there atomically; a
 // refused job has both undone (slurm_login_scripts.h). The ranks' metrics files are followed
-// through an SshRunMirror, as `--attach ssh://` follows them.
+// through an SshRunMirror, as `--attach ssh://` follows them. A graceful stop creates the stop
+// file there (DDPDESK_STOP_FILE) before the signal, as a local Slurm run does here. A spec
+// resuming an ssh:// URL (login_resume.h) gets a new local record and its ranks resume from the
+// directory there.
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
@@ -14,6 +17,7 @@
 #include <memory>
 
 #include "cluster_command.h"
+#include "login_resume.h"
 #include "metrics_store.h"
 #include "monitor_settings.h"
 #include "run_controller.h"
@@ -87,8 +91,8 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
       QStringLiteral("preparing %1 on %2").arg(remote, QString::fromStdString(spec.slurm_login));
   dir_->logEvent(launcher_status_);
   setState(State::Starting);
-  slurm_->commands()->run(remoteResolveCommand(remote), [this, worker, resumesRecord,
-                                                         resume](const ClusterCommand::Result& r) {
+  slurm_->commands()->run(remoteResolveCommand(remote), [this,
+                                                         worker](const ClusterCommand::Result& r) {
     const QString resolved = QString::fromUtf8(r.out).trimmed();
     if (!r.ok() || resolved.isEmpty()) {
       onSlurmRejected(r.ok() ? QStringLiteral("the login node printed no run directory")
@@ -101,7 +105,7 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
                           .arg(resolved));
       return;
     }
-    writeRemoteRun(resolved, worker, resumesRecord ? resolved : resume);
+    writeRemoteRun(resolved, worker, loginWorkerResume(spec_, run_dir_path_, resolved));
   });
   return true;
 }
@@ -164,6 +168,20 @@ bool RunController::undoRemoteRun(const QString& line) {
         onSlurmRejected(line);
       });
   return true;
+}
+
+void RunController::stopRemoteSlurm() {
+  SlurmJob* job = slurm_;
+  slurm_->commands()->run(
+      remoteStopCommand(slurm_remote_dir_), [this, job](const ClusterCommand::Result& r) {
+        if (slurm_ != job) return;  // a later run's
+        // Without the file the signal still reaches the running ranks.
+        if (!r.ok())
+          Q_EMIT warning(QStringLiteral("could not write %1 on %2: %3")
+                             .arg(slurmStopFilePath(slurm_remote_dir_),
+                                  QString::fromStdString(spec_.slurm_login), r.problem()));
+        slurm_->stop();
+      });
 }
 
 void RunController::followRemoteSlurm() {

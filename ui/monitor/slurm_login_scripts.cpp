@@ -1,5 +1,7 @@
 #include "slurm_login_scripts.h"
 
+#include "slurm_script.h"
+
 namespace ddpdesk {
 namespace {
 
@@ -8,19 +10,22 @@ QStringList shell(const QString& name, const QString& script, const QStringList&
   return QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), script, name} + args;
 }
 
+// $dir made absolute: "~/x" and relative paths are taken from the home directory there.
+const QString kAbsoluteDir = QStringLiteral(R"SH(case $dir in
+  "~") dir=$HOME ;;
+  "~/"*) dir=$HOME/${dir#"~/"} ;;
+  /*) ;;
+  *) dir=$HOME/$dir ;;
+esac
+)SH");
+
 }  // namespace
 
 QStringList remoteResolveCommand(const QString& dir) {
   return shell(QStringLiteral("ddpdesk-resolve"), QStringLiteral(R"SH(dir=$1
 command -v sbatch >/dev/null 2>&1 ||
   { echo "sbatch: not found on the login node (PATH $PATH)" >&2; exit 127; }
-case $dir in
-  "~") dir=$HOME ;;
-  "~/"*) dir=$HOME/${dir#"~/"} ;;
-  /*) ;;
-  *) dir=$HOME/$dir ;;
-esac
-printf '%s\n' "$dir"
+)SH") + kAbsoluteDir + QStringLiteral(R"SH(printf '%s\n' "$dir"
 )SH"),
                {dir});
 }
@@ -39,6 +44,8 @@ undo() {
 }
 mkdir -p -- "$dir" || undo
 cd -- "$dir" || undo
+# An earlier job's stop must not stop this one's ranks as they start.
+rm -f -- stop-requested || undo
 if [ -d metrics ]; then aside=metrics-before-$stamp; mv metrics "$aside" || { aside=-; undo; }; fi
 for f in rank-*.log; do
   n=${f#rank-}; n=${n%.log}
@@ -65,6 +72,22 @@ rm -f -- "$dir/job.sbatch"
 )SH"),
       {dir, created ? QStringLiteral("1") : QStringLiteral("0"),
        aside.isEmpty() ? QStringLiteral("-") : aside, logs.isEmpty() ? QStringLiteral("-") : logs});
+}
+
+QStringList remoteStopCommand(const QString& dir) {
+  return shell(QStringLiteral("ddpdesk-stop"), QStringLiteral(": > \"$1\""),
+               {slurmStopFilePath(dir)});
+}
+
+QStringList remoteReadSpecCommand(const QString& dir) {
+  return shell(QStringLiteral("ddpdesk-read-spec"),
+               QStringLiteral("dir=$1\n") + kAbsoluteDir + QStringLiteral(R"SH(
+[ -d "$dir" ] || { echo "no such directory there" >&2; exit 3; }
+[ -f "$dir/spec.json" ] || { echo "no spec.json there: not a ddpdesk run directory" >&2; exit 4; }
+printf '%s\n' "$dir"
+cat -- "$dir/spec.json"
+)SH"),
+               {dir});
 }
 
 }  // namespace ddpdesk

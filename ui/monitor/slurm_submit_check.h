@@ -1,8 +1,11 @@
 // Whether Slurm would take a run's batch job, asked before anything is written: `sbatch
 // --test-only` on the script the run would submit (no job is queued). A partition, account,
 // time limit or sbatch option the cluster refuses is bad input, in sbatch's own line; no sbatch
-// is too. A check that cannot answer (sbatch timed out) is no verdict: a warning. One of the
-// pre-start checks (pre_start_check.h), so a single run, the queue and sweeps all get it.
+// is too. Through a login node (spec.slurm_login) sbatch runs there over ssh with the script on
+// its standard input, before anything is created on the cluster; a login node that cannot be
+// reached is bad input too. A check that cannot answer (sbatch timed out) is no verdict: a
+// warning. One of the pre-start checks (pre_start_check.h), so a single run, the queue and
+// sweeps all get it.
 #pragma once
 
 #include <QObject>
@@ -36,7 +39,7 @@ class SlurmSubmitCheck : public QObject {
 
  private:
   ClusterCommand* commands_;
-  QString script_;  // the script's temporary file, removed when answered
+  QString script_;  // the script's temporary file (a local sbatch), removed when answered
 };
 
 }  // namespace ddpdesk

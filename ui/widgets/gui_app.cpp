@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gui_args.h"
+#include "login_resume.h"
 #include "main_window.h"
 #include "monitor_settings.h"
 #include "run_form.h"
@@ -62,7 +63,8 @@ int runGui(int argc, char** argv) {
   ourArgs.argc = int(ourArgs.ptrs.size()) - 1;
   if (const int rc = parse_cli(cli, ourArgs.argc, ourArgs.ptrs.data()); rc >= 0) return rc;
   RunSpec spec;
-  const auto problems = flags.build(spec);
+  // --resume ssh://… : the spec is read from the run's directory on the cluster first.
+  const auto problems = buildSpecFromCommandLine(flags, &spec);
   if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "ddpdesk: " << p << "\n";
     return 2;

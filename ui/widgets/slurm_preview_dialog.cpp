@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "login_resume.h"
 #include "monitor_settings.h"
 #include "run_directory.h"
 #include "slurm_script.h"
@@ -58,10 +59,9 @@ SlurmPreviewDialog::SlurmPreviewDialog(const RunSpec& given, const QString& work
       this);
   intro->setWordWrap(true);
   layout->addWidget(intro);
-  // The ranks' view: a resumed record continues from the checkpoints on the cluster.
-  const QString workerResume =
-      viaLogin && !resume.isEmpty() && QFileInfo(resume).absoluteFilePath() == record ? runDir
-                                                                                      : resume;
+  // The ranks' view: a resumed record, or a directory there named by --resume ssh://…, continues
+  // from the checkpoints on the cluster.
+  const QString workerResume = viaLogin ? loginWorkerResume(spec_, record, runDir) : resume;
   const QString there = viaLogin && !monitorSettings().remoteWorker.isEmpty()
                             ? monitorSettings().remoteWorker
                             : worker;

@@ -1,0 +1,46 @@
+# Sourced by the scripts that drive ddpdesk's Slurm launcher under with_slurm.sh (and
+# with_sshd.sh): `. "$(dirname "$0")/slurm_run_common.sh" NAME WORKER DDPDESK`. Sets worker,
+# ddpdesk, root and tmp (/tmp/ddpdesk-NAME-XXXXXX, removed at exit with ddpdesk's pid $dd_pid
+# killed and this user's jobs cancelled), the environment the ranks need, the two-task spec and
+# slurm flags, fail/bad(), steps(), json_field() and reference_run(). Skips (exit 77) when the
+# worker was built without its test-only faults, which every such script uses.
+set -uo pipefail
+[ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] || { echo "skipped: the worker was built without test faults"; exit 77; }
+worker=$2
+ddpdesk=$3
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tmp=$(mktemp -d "/tmp/ddpdesk-$1-XXXXXX")
+dd_pid=
+cleanup() {
+  [ -n "$dd_pid" ] && kill -9 "$dd_pid" 2>/dev/null
+  scancel --user="$(id -un)" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+export OMP_NUM_THREADS=1 DDPDESK_DEBUG_STEPS=1 XDG_DATA_HOME=$tmp/xdg
+unset MASTER_ADDR MASTER_PORT RANK WORLD_SIZE LOCAL_RANK LOCAL_WORLD_SIZE DDPDESK_COMM DDPDESK_MONITOR
+runs=$XDG_DATA_HOME/ddpdesk/runs
+spec=(--task fmnist-mlp --dataset-size 3200 --epochs 1 --batch-size 16 --accum-steps 2
+  --log-interval 1 --system-interval 0)
+slurm=(--launcher slurm --slurm-nodes 1 --slurm-tasks-per-node 2)
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+steps() {  # "step param_hash" per rank-0 step line of a metrics file (a rank's, or a record's)
+  /usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("type") == "step" and m.get("rank", 0) == 0: print(m["step"], m.get("param_hash", ""))' "$1" 2>/dev/null
+}
+json_field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null; }
+
+reference_run() {  # the same spec, uninterrupted, launched locally: its last "step hash" in $reference
+  local t0=$SECONDS
+  "$root/scripts/launch-local.sh" 2 "$worker" "${spec[@]}" --run-dir "$tmp/local" >"$tmp/local.log" 2>&1 ||
+    { echo "FAIL: the local reference run failed"; tail -n 15 "$tmp/local.log"; exit 1; }
+  reference=$(steps "$tmp/local/metrics/rank-0.jsonl" | tail -n 1)
+  [ -n "$reference" ] || { echo "FAIL: no steps in the local run"; exit 1; }
+  echo "reference: step/hash $reference ($((SECONDS - t0)) s)"
+}
