@@ -8,11 +8,13 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "cluster_command.h"
 #include "login_resume.h"
+#include "monitor_settings.h"
 #include "qt_test_main.h"
 #include "slurm_login_scripts.h"
 #include "spec_flags.h"
@@ -126,10 +128,12 @@ class TestLoginResume : public QObject {
     QVERIFY2(problem("local").contains(": it holds a run of launcher 'local'"),
              qPrintable(problem("local")));
     QVERIFY(!problem("local").contains('\n'));
-    const QByteArray accepted = qgetenv("DDPDESK_SSH_COMMAND");
-    qputenv("DDPDESK_SSH_COMMAND", qgetenv("DDPDESK_SSH_REFUSED"));
+    const MonitorSettings usual = monitorSettings();
+    MonitorSettings other = usual;
+    other.sshCommand = QProcess::splitCommand(qEnvironmentVariable("DDPDESK_SSH_REFUSED"));
+    setMonitorSettings(other);
     const QString refused = problem("local");
-    qputenv("DDPDESK_SSH_COMMAND", accepted);
+    setMonitorSettings(usual);
     QVERIFY2(refused.contains("Permission denied"), qPrintable(refused));
   }
 

@@ -36,7 +36,10 @@ class TestSlurmScript : public QObject {
         "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.\n"
         "# A stop asked for before the ranks start: they see this file and stop.\n"
         "export DDPDESK_STOP_FILE=/shared/runs/r1/stop-requested\n"
+        "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file\n"
+        "# above stops it then (SIG_IGN survives exec; the worker replaces it).\n"
         "srun --kill-on-bad-exit=1 --output=/shared/runs/r1/rank-%t.log "
+        "/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank "
         "/opt/ddpdesk/bin/ddpdesk-worker --config /shared/runs/r1/spec.json "
         "--run-dir /shared/runs/r1\n");
     QCOMPARE(text, expected);

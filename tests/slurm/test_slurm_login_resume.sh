@@ -89,7 +89,9 @@ refused() {  # name, expected text, then how ddpdesk runs (--headless or not)
   local name=$1 want=$2; shift 2
   local before
   before=$(find "$tmp/cluster" | sort)
-  QT_QPA_PLATFORM=offscreen timeout 60 "$ddpdesk" "$@" --resume "$url$tmp/cluster/$name" \
+  # The window's Qt warns on stderr when XDG_RUNTIME_DIR is unset (as under CI): give it one.
+  mkdir -p "$tmp/xdg" && chmod 700 "$tmp/xdg"
+  XDG_RUNTIME_DIR=$tmp/xdg QT_QPA_PLATFORM=offscreen timeout 60 "$ddpdesk" "$@" --resume "$url$tmp/cluster/$name" \
     >"$tmp/$name.out" 2>"$tmp/$name.err"
   local rc=$?
   [ "$rc" -eq 2 ] || bad "$name: exit $rc, expected 2"

@@ -13,7 +13,8 @@
 #   DDPDESK_SSH_BARE          "ssh -F <dir>/ssh_config -b 127.0.0.2": a session whose PATH holds
 #                             nothing (a login node without the cluster's tools)
 # SLURM_CONF, when set (inside tests/slurm/with_slurm.sh), reaches the sessions too (SendEnv /
-# AcceptEnv), so this host is also a login node of that private cluster.
+# AcceptEnv), so this host is also a login node of that private cluster; so do OPENBLAS_* (a pinned
+# kernel set: ranks started over ssh must compute as the test's own reference run does, bit for bit).
 # sshd is stopped and everything removed when the command ends, however it ends.
 # Exit status: the command's; 77 when sshd is not installed or this is not root.
 #   tests/ssh/with_sshd.sh COMMAND [ARGS...]
@@ -70,7 +71,7 @@ StrictModes no
 UsePAM no
 PrintMotd no
 PrintLastLog no
-AcceptEnv SLURM_CONF
+AcceptEnv SLURM_CONF OPENBLAS_*
 Match Address 127.0.0.2
   SetEnv PATH=/nonexistent
 CONF
@@ -85,7 +86,7 @@ Host *
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
   LogLevel ERROR
-  SendEnv SLURM_CONF
+  SendEnv SLURM_CONF OPENBLAS_*
 CONF
 done
 

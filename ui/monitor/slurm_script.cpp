@@ -48,10 +48,16 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
   lines << QStringLiteral(
       "# A stop asked for before the ranks start: they see this file and stop.");
   lines << QStringLiteral("export DDPDESK_STOP_FILE=") + shellQuote(slurmStopFilePath(runDir));
+  lines << QStringLiteral(
+      "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file");
+  lines << QStringLiteral("# above stops it then (SIG_IGN survives exec; the worker replaces it).");
+  // Without this, a stop that lands while a rank is still loading LibTorch kills it (exit 143)
+  // instead of stopping it with a checkpoint.
   QStringList cmd = {
       QStringLiteral("srun"),
       QStringLiteral("--kill-on-bad-exit=1"),
       shellQuote(runDir + QStringLiteral("/rank-%t.log")).prepend(QStringLiteral("--output=")),
+      QStringLiteral("/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank"),
       shellQuote(worker),
       QStringLiteral("--config"),
       shellQuote(RunDirectory::specPath(runDir)),
