@@ -296,6 +296,30 @@ class TestMetricsStore : public QObject {
     QVERIFY(store.rankSeries(0).revision <= store.revision());
   }
 
+  // A line longer than one of the loader's 16 MB blocks (garbage, say) is one malformed line:
+  // the lines around it load, and the blocks after it still split at the right places.
+  void aLineLongerThanABlockIsOneMalformedLine() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray::fromStdString(wire::encode(step(0, 1)) + "\n"));
+      f.write(QByteArray((16 << 20) + 12345, 'x'));
+      f.write("\n");
+      for (int i = 2; i <= 20000; ++i)
+        f.write(QByteArray::fromStdString(wire::encode(step(0, i)) + "\n"));
+    }
+    MetricsStore store;
+    const auto r = store.loadJsonl(path);
+    QVERIFY2(r.ok, qPrintable(r.error));
+    QCOMPARE(r.malformed, qint64(1));
+    QCOMPARE(r.messages, qint64(20000));
+    const StepSeries& s = store.rankSeries(0);
+    QCOMPARE(int(s.size()), 20000);
+    for (int i = 0; i < 20000; ++i) QCOMPARE(s.step[std::size_t(i)], double(i + 1));
+  }
+
   void clearDropsARunningLoad() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("metrics.jsonl"));
