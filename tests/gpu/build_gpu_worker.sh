@@ -4,7 +4,7 @@
 #   tests/gpu/build_gpu_worker.sh LOG_DIR      (from the repository root; needs
 #   DDPDESK_EXTRA_INCLUDE, see run_gpu_check.sh). Prints the machine's GPU, PyTorch and compiler.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 : "${DDPDESK_EXTRA_INCLUDE:?set it to a folder holding nlohmann/json.hpp and CLI/CLI.hpp}"
 logs=$1
 mkdir -p "$logs"

@@ -15,7 +15,7 @@
 # Optional: GPU_CHECK_LOG_DIR, a folder for the build log and each step's output.
 # Usage: tests/gpu/run_gpu_check.sh      (from the repository root; a few minutes)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 : "${DDPDESK_EXTRA_INCLUDE:?set it to a folder holding nlohmann/json.hpp and CLI/CLI.hpp}"
 : "${DDPDESK_FMNIST_DIR:?set it to a folder holding the Fashion-MNIST .gz files}"
 export DDPDESK_FMNIST_DIR

@@ -7,7 +7,7 @@
 #   tests/gpu/run_gpu_sanitizer.sh     (from the repository root; needs DDPDESK_EXTRA_INCLUDE and
 #   DDPDESK_FMNIST_DIR as run_gpu_check.sh does; a few minutes)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 : "${DDPDESK_FMNIST_DIR:?set it to a folder holding the Fashion-MNIST .gz files}"
 export DDPDESK_FMNIST_DIR
 logs=${GPU_CHECK_LOG_DIR:-$(mktemp -d)}
