@@ -81,6 +81,23 @@ class TestStragglerDetector : public QObject {
     QCOMPARE(d.intervals(), qint64(7));
   }
 
+  void balancedRanksWithNoiseAreNotFlagged() {
+    // Two ranks of equal work, each interval one of them up to 15% slower by turns (as a busy
+    // core makes it): under the 20% margin, so hundreds of intervals flag nobody. A detector
+    // that compared with the mean of all ranks, or with the fastest, or ignored the margin
+    // would flag one of them here.
+    StragglerDetector d;
+    for (int i = 0; i < 300; ++i) {
+      auto iv = interval(2);
+      const double extra = 0.15 * 6.9 * ((i % 7) / 6.0);  // 0 .. 15% of the compute
+      const int slow = (i / 3) % 2;                       // three in a row each, then the other
+      iv[slow]->backward += extra;
+      iv[slow]->step += extra;
+      QVERIFY(d.addInterval(iv).empty());
+    }
+    QVERIFY(d.flaggedRanks().empty());
+  }
+
   void twoRanksEitherOneSlow() {
     StragglerDetector d;
     const auto slow0 = interval(2, 0, &wire::StepTimes::forward, 5.0);
