@@ -4,6 +4,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -283,8 +284,11 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
   // slice of whole lines, while this thread applies the block before, in file order, as ingest()
   // would: the two overlap, so applying costs no time of its own while there is a core for it.
   const int threads = std::clamp(int(std::thread::hardware_concurrency()), 1, 8);
+  // More slices than threads, taken in turn: a thread that shares its core with the applying
+  // one finishes fewer of them, instead of the others waiting for it at the end of each block.
+  const int sliceCount = threads * 4;
   using Slices = std::vector<std::vector<FileLine>>;
-  Slices decoding{std::size_t(threads)}, applying{std::size_t(threads)};
+  Slices decoding{std::size_t(sliceCount)}, applying{std::size_t(sliceCount)};
   auto apply = [&](Slices& slices) {
     for (std::vector<FileLine>& lines : slices) {
       for (FileLine& l : lines) {
@@ -311,16 +315,20 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
   // then the two swap.
   auto decodeBlock = [&](const char* p, const char* end) {
     std::vector<const char*> cuts{p};
-    for (int t = 1; t < threads; ++t) {
-      const char* at = p + (end - p) * t / threads;
+    for (int t = 1; t < sliceCount; ++t) {
+      const char* at = p + (end - p) * t / sliceCount;
       at = std::max(at, cuts.back());
       const void* nl = std::memchr(at, '\n', std::size_t(end - at));
       cuts.push_back(nl ? static_cast<const char*>(nl) + 1 : end);
     }
     cuts.push_back(end);
+    std::atomic<int> nextSlice{0};
     std::vector<std::thread> workers;
-    for (std::size_t t = 0; t < decoding.size(); ++t)
-      workers.emplace_back([&, t] { decodeLines(cuts[t], cuts[t + 1], decoding[t]); });
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&] {
+        for (int i; (i = nextSlice.fetch_add(1, std::memory_order_relaxed)) < sliceCount;)
+          decodeLines(cuts[std::size_t(i)], cuts[std::size_t(i) + 1], decoding[std::size_t(i)]);
+      });
     apply(applying);
     for (std::thread& w : workers) w.join();
     std::swap(decoding, applying);

@@ -29,9 +29,11 @@ struct SeriesChart::SourceState {
 };
 
 namespace chart_detail {
-// Chart rebuilds run here rather than in Qt's global pool: on a small machine one thread leaves
-// the GUI thread a core of its own, and two charts rebuilding take turns.
+// Chart rebuilds run here rather than in Qt's global pool, at a lower priority than the GUI
+// thread (asBackgroundWork(), called first in each job): two charts rebuild at once even on two
+// cores, and the GUI thread still gets a core whenever it wakes.
 QThreadPool* rebuildPool();
+void asBackgroundWork();
 // Frees curves' points on the rebuild thread: returning a gigabyte of them to the system took
 // the GUI thread tens of milliseconds.
 void freeElsewhere(std::vector<CurveData>&& data);
