@@ -5,12 +5,18 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <future>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <qcustomplot.h>
 
 #include "loss_chart.h"
 #include "metrics_store.h"
 #include "qt_test_main.h"
+#include "series_chart_internal.h"
 #include "smoothing.h"
 #include "throughput_chart.h"
 
@@ -204,6 +210,24 @@ class TestCharts : public QObject {
       for (std::size_t i = 0; i < k.size(); ++i)
         QVERIFY2(std::abs(k[i] - double(i + 1) * 0.1) < 1e-9, name);
     }
+  }
+
+  // Rebuild threads run at nice 5 so that the GUI thread gets its core when it wakes; only they
+  // do: the GUI thread (this one) keeps its own priority.
+  void rebuildThreadsYieldToTheGuiThread() {
+    auto niceOfThisThread = [] {
+      errno = 0;
+      return getpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)));
+    };
+    const int mine = niceOfThisThread();
+    std::promise<int> niceThere;
+    chart_detail::rebuildPool()->start([&] {
+      chart_detail::asBackgroundWork();
+      niceThere.set_value(niceOfThisThread());
+    });
+    const int theirs = niceThere.get_future().get();
+    QCOMPARE(theirs, std::min(mine + 5, 19));
+    QCOMPARE(niceOfThisThread(), mine);
   }
 
   // A store cleared while its curves are being rebuilt: the stale result is dropped.
