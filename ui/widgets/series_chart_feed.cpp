@@ -98,7 +98,9 @@ void SeriesChart::rebuild() {
             if (generation != generation_) return;  // cancelled: a newer rebuild is on its way
             rebuilding_ = false;
             adopt(watcher->future().takeResult(), revisions);
-            sync();
+            // Drawn at the chart's next redraw tick (sync() feeds what arrived meanwhile), not
+            // here: charts rebuilt side by side finish together, and redrawing each at once
+            // put both redraws in one event-loop pass; the ticks are out of phase.
           });
   watcher->setFuture(QtConcurrent::run(rebuildPool(), [job = std::move(job)] {
     asBackgroundWork();
