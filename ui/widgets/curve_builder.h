@@ -31,7 +31,9 @@ void extendKeys(const ColumnView& x, std::size_t to, KeyMapper& mapper, std::vec
 struct RebuildJob {
   struct Source {
     ColumnView step;  // the global series' steps
-    ColumnView x;     // the global series' x column on `axis`
+    // The global series' x column on `axis`, mapped to the keys that place evaluation points;
+    // empty when the chart draws no evaluation curve of this source (nothing to map).
+    ColumnView x;
   };
   struct Curve {
     bool evals = false;  // an evaluation curve (x: step) rather than a step series (x: x column)

@@ -275,7 +275,7 @@ void SeriesChart::sync() {
     if (!store || (st.seen && st.revision == store->revision())) continue;
     st.seen = true;
     st.revision = store->revision();
-    if (xAxis_ != XAxis::Step) updateGlobalKeys(int(i));
+    if (xAxis_ != XAxis::Step && drawsEvals(int(i))) updateGlobalKeys(int(i));
     for (auto& c : curves_)
       if (c->def.source == int(i)) feed(*c);
   }

@@ -128,6 +128,9 @@ class SeriesChart : public QWidget {
   void addNewCurves();
   void applyVisibility(Curve& c, bool visible);
   void feed(Curve& c);
+  // The global series' keys on the x axis, which place evaluation points: only for a source
+  // the chart draws evaluation curves of (mapping a million steps costs the GUI thread ~20 ms).
+  bool drawsEvals(int source) const;
   void updateGlobalKeys(int source);
   void applyRanges();
   void padForMarkers(QCPAxis* axis);

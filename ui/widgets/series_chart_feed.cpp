@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <QtConcurrent>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 
@@ -76,7 +77,9 @@ void SeriesChart::rebuild() {
     }
     const GlobalSeries& g = src.store->global();
     const XColumns cols{&g.step, &g.samples, &g.time};
-    job.sources.push_back({g.step.view(), cols.pick(xAxis_).prefix(g.size())});
+    const bool keys = drawsEvals(int(job.sources.size()));
+    job.sources.push_back(
+        {g.step.view(), keys ? cols.pick(xAxis_).prefix(g.size()) : ColumnView()});
   }
   std::vector<CurveData> old;
   for (auto& c : curves_) {
@@ -98,9 +101,7 @@ void SeriesChart::rebuild() {
             if (generation != generation_) return;  // cancelled: a newer rebuild is on its way
             rebuilding_ = false;
             adopt(watcher->future().takeResult(), revisions);
-            // Drawn at the chart's next redraw tick (sync() feeds what arrived meanwhile), not
-            // here: charts rebuilt side by side finish together, and redrawing each at once
-            // put both redraws in one event-loop pass; the ticks are out of phase.
+            sync();
           });
   watcher->setFuture(QtConcurrent::run(rebuildPool(), [job = std::move(job)] {
     asBackgroundWork();
@@ -183,6 +184,12 @@ SeriesChart::Columns SeriesChart::columns(const MetricsStore& store, const Curve
       break;
   }
   return out;
+}
+
+bool SeriesChart::drawsEvals(int source) const {
+  return std::any_of(curves_.begin(), curves_.end(), [source](const auto& c) {
+    return c->def.source == source && c->def.kind == CurveDef::Kind::Eval;
+  });
 }
 
 void SeriesChart::updateGlobalKeys(int source) {
