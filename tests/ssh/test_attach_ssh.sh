@@ -85,7 +85,11 @@ seen_by_both "step " "$tmp/l3.out" "$tmp/a3.out"
 sleep 1  # both files, written together, are read in a poll or two of each other
 head -c 900 "$tmp/r1" >"$m/rank-1.jsonl"  # truncated in place, shorter
 seen_by_both "rank 1's metrics file was truncated" "$tmp/l3.err" "$tmp/a3.err"
-head -c 4000 "$tmp/r1b" >"$m/rank-1.jsonl"  # rewritten in place, longer than before
+# Rewritten in place, longer than before: overwritten from its start without truncating first
+# (`>` empties the file, and a follower polling in that moment saw a truncation, then the new
+# lines as appended, and never the rewrite).
+head -c 4000 "$tmp/r1b" |
+  dd of="$m/rank-1.jsonl" bs=4000 count=1 iflag=fullblock conv=notrunc status=none
 seen_by_both "rank 1's metrics file was rewritten" "$tmp/l3.err" "$tmp/a3.err"
 cp "$tmp/r0" "$m/.rank-0.new" && mv "$m/.rank-0.new" "$m/rank-0.jsonl"  # replaced whole
 # The rest of rank 1's lines appended (a `cat >` would truncate first, and whether a poll caught
