@@ -212,7 +212,7 @@ class TestCharts : public QObject {
     }
   }
 
-  // Rebuild threads run at nice 5 so that the GUI thread gets its core when it wakes; only they
+  // Rebuild threads run five nice levels lower so that the GUI thread gets its core when it wakes; only they
   // do: the GUI thread (this one) keeps its own priority.
   void rebuildThreadsYieldToTheGuiThread() {
     auto niceOfThisThread = [] {

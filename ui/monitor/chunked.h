@@ -24,7 +24,7 @@ namespace chunk_memory {
 // `bytes` of zeroed memory for one chunk. With `populate`, every page of it is mapped in one
 // call (MAP_POPULATE) instead of one page fault per 4 KiB on first write: on a virtual machine a
 // page fault costs microseconds, and a column past its first chunk fills the next one anyway.
-// Falls back to lazily mapped memory if the populated mapping fails.
+// Populating is best effort (the kernel maps what it can); a failed mapping throws bad_alloc.
 std::shared_ptr<unsigned char[]> allocate(std::size_t bytes, bool populate);
 }  // namespace chunk_memory
 

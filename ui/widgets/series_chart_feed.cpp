@@ -29,10 +29,8 @@ QThreadPool* rebuildPool() {
 void asBackgroundWork() {
   // Five nice levels below the thread that started it (Linux keeps a nice value per thread; Qt's
   // thread priorities change nothing under the default scheduling policy). The GUI thread then
-  // gets its core back at once when it wakes, instead of sharing it with a rebuild: with two
-  // rebuilds on two cores at the GUI's own priority, an x-axis switch at 8 x 1M points stalled
-  // the GUI thread for 50-170 ms; with one rebuild thread it took twice as long. Training ranks
-  // on the same machine come first too.
+  // gets its core back at once when it wakes instead of sharing it with two rebuilds on two
+  // cores, and training ranks on the same machine come before a chart rebuild.
   thread_local const bool lowered = [] {
     const id_t self = id_t(syscall(SYS_gettid));
     errno = 0;
@@ -45,7 +43,8 @@ void asBackgroundWork() {
 void freeElsewhere(std::vector<CurveData>&& data) {
   if (data.empty()) return;
   auto doomed = std::make_shared<std::vector<CurveData>>(std::move(data));
-  rebuildPool()->start([doomed]() mutable {
+  // Moved, not copied: a copy left here could be the last owner and free on the GUI thread.
+  rebuildPool()->start([doomed = std::move(doomed)]() mutable {
     asBackgroundWork();
     doomed.reset();
   });
