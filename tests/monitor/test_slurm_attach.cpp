@@ -2,11 +2,11 @@
 // under a real single-node Slurm (tests/slurm/with_slurm.sh; skipped without Slurm or root) with
 // real ranks: the job is followed through Slurm's tools, not only its ranks' files — pending with
 // its reason, running on its node — and Stop/Kill from the follower act on the job
-// (scancel --signal=TERM with the stop file / scancel, seen through a logging scancel first on
-// PATH); the follower writes nothing else. A resumed job's Log tab shows only its own output: the
-// earlier job's rank-N.log is moved to logs-before-<time>/ before the new job is submitted, so
-// the controller never reads it (a marker line in it would reach logLine otherwise). A job that
-// has ended is reported with its outcome when followed afterwards.
+// (scancel --state=RUNNING --signal=TERM with the stop file / scancel, seen through a logging
+// scancel first on PATH); the follower writes nothing else. A resumed job's Log tab shows only its
+// own output: the earlier job's rank-N.log is moved to logs-before-<time>/ before the new job is
+// submitted, so the controller never reads it (a marker line in it would reach logLine otherwise).
+// A job that has ended is reported with its outcome when followed afterwards.
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -127,8 +127,9 @@ class TestSlurmAttach : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c.state()), kLong);
     QCOMPARE(c.state(), State::Stopped);
     QVERIFY2(c.reason().startsWith("stopped by the user at step "), qPrintable(c.reason()));
-    QVERIFY2(calls().contains(QStringLiteral("scancel --signal=TERM %1\n").arg(job)),
-             qPrintable(calls()));
+    QVERIFY2(
+        calls().contains(QStringLiteral("scancel -v --state=RUNNING --signal=TERM %1\n").arg(job)),
+        qPrintable(calls()));
     QVERIFY(QFileInfo::exists(run + "/stop-requested"));
     QVERIFY(!QDir(run + "/checkpoints").entryList({"step-*.pt"}).isEmpty());
     QVERIFY2(c.launcherStatus().startsWith(QStringLiteral("job %1 completed").arg(job)),

@@ -1,10 +1,11 @@
 // RunController's Slurm launcher against stand-in sbatch/squeue/scontrol/scancel scripts (the
 // real Slurm runs in tests/slurm/test_slurm_launcher.sh, where it is installed): a refused
 // submission leaves one line and no run directory; a submitted job's state comes from squeue,
-// then scontrol once squeue forgets it; Stop on a job Slurm says is pending (it refuses the signal)
-// cancels it if it still is, and the run ends Stopped, nothing trained, with slurm.json naming
-// the job; Stop on a job last seen pending that has started since signals it (no cancel) and
-// writes the stop file its ranks check as they start.
+// then scontrol once squeue forgets it; Stop on a job that is pending cancels it (asking scancel
+// to signal it only if running: a signal to a pending job is retried for 30 s), and the run ends
+// Stopped, nothing trained, with slurm.json naming the job; Stop on a job last seen pending that
+// has started since signals it (no cancel) and writes the stop file its ranks check as they
+// start, also when it starts between scancel's two questions.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -85,10 +86,12 @@ class TestSlurmController : public QObject {
                        .arg(tmp.filePath("calls")));
     tool("scontrol",
          "echo 'JobId=4242 JobName=x'; echo '   JobState=CANCELLED Reason=None ExitCode=0:0'");
-    // Slurm's answer to a signal for a pending job.
+    // Slurm 22.05's scancel -v: a --state filter that matches nothing is an error line with exit
+    // status 0; what it did is a verbose line.
     tool("scancel",
-         "case \"$1\" in --signal=*) echo 'scancel: error: Kill job error on job id "
-         "4242: Job can not be altered now, try again later' >&2; exit 1;; esac");
+         "case \"$*\" in *--state=RUNNING*) echo 'scancel: error: No active jobs match ALL job "
+         "filters, including: state=RUNNING ' >&2;; *--state=PENDING*) echo 'scancel: "
+         "Terminating job 4242' >&2;; esac");
     tool("sacct", "echo 'sacct: error: accounting storage is disabled' >&2; exit 1");
     RunController c;
     c.setWorkerProgram(ddpdesk::test::fakeWorker());
@@ -109,10 +112,14 @@ class TestSlurmController : public QObject {
     c.stop();
     QCOMPARE(c.state(), State::Stopping);
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
-    // The signal first; the cancel only after Slurm refused it (squeue polls may come between).
-    const qsizetype signalled = calls().indexOf("\nscancel --signal=TERM 4242\n");
+    // A signal for a running job first; the cancel only for a pending one (squeue polls may come
+    // between). Never a signal to the pending job: scancel retries that for 30 s.
+    const qsizetype signalled =
+        calls().indexOf("\nscancel -v --state=RUNNING --signal=TERM 4242\n");
     QVERIFY2(signalled > 0, qPrintable(calls()));
-    QVERIFY2(calls().indexOf("\nscancel --state=PENDING 4242\n") > signalled, qPrintable(calls()));
+    QVERIFY2(calls().indexOf("\nscancel -v --state=PENDING 4242\n") > signalled,
+             qPrintable(calls()));
+    QCOMPARE(calls().count("--signal"), 1);
     QVERIFY2(!calls().contains("\nscancel 4242\n"), qPrintable(calls()));
     QCOMPARE(
         c.reason(),
@@ -131,7 +138,9 @@ class TestSlurmController : public QObject {
                        .arg(tmp.filePath("calls")));
     tool("scontrol",
          "echo 'JobId=4243 JobName=x'; echo '   JobState=COMPLETED Reason=None ExitCode=0:0'");
-    tool("scancel", "exit 0");  // running by now: the signal is taken
+    // Running by now: the signal is taken.
+    tool("scancel",
+         "case \"$*\" in *--state=RUNNING*) echo 'scancel: Signal 15 to job 4243' >&2;; esac");
     tool("sacct", "exit 1");
     RunController c;
     c.setWorkerProgram(ddpdesk::test::fakeWorker());
@@ -143,7 +152,8 @@ class TestSlurmController : public QObject {
     c.stop();
     QVERIFY(QFileInfo::exists(tmp.filePath("stale/stop-requested")));
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
-    QVERIFY2(calls().contains("\nscancel --signal=TERM 4243\n"), qPrintable(calls()));
+    QVERIFY2(calls().contains("\nscancel -v --state=RUNNING --signal=TERM 4243\n"),
+             qPrintable(calls()));
     QVERIFY2(!calls().contains("scancel 4243") && !calls().contains("--state=PENDING"),
              qPrintable(calls()));
     // The next job in this directory must not find the stop.
@@ -155,6 +165,35 @@ class TestSlurmController : public QObject {
     QVERIFY(!QFileInfo::exists(tmp.filePath("stale/stop-requested")));
     d.kill();
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(d.state()), 30000);
+  }
+
+  // Pending when the signal was asked for, started before the cancel: neither scancel acts, so
+  // the signal is asked for once more, and that one reaches the ranks.
+  void jobStartingBetweenTheTwoAsksIsSignalled() {
+    tool("sbatch", "echo 4244");
+    tool("squeue", QStringLiteral("grep -q scancel '%1' || echo 'PENDING|Priority|'")
+                       .arg(tmp.filePath("calls")));
+    tool("scontrol",
+         "echo 'JobId=4244 JobName=x'; echo '   JobState=COMPLETED Reason=None ExitCode=0:0'");
+    tool("scancel", QStringLiteral("if [ \"$(grep -c -- --state=RUNNING '%1')\" -ge 2 ]; then "
+                                   "echo 'scancel: Signal 15 to job 4244' >&2; else echo "
+                                   "'scancel: error: No active jobs match ALL job filters' >&2; fi")
+                        .arg(tmp.filePath("calls")));
+    tool("sacct", "exit 1");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QString error;
+    QVERIFY2(c.start(spec("between"), &error), qPrintable(error));
+    c.slurmJob()->setPollInterval(100);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4244 pending (Priority)"),
+                              30000);
+    QSignalSpy sent(c.slurmJob(), &SlurmJob::stopSent);
+    c.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(sent.size(), 1, 30000);
+    QCOMPARE(sent.at(0).at(0).toBool(), false);  // signalled, not cancelled
+    QCOMPARE(calls().count("scancel -v --state=RUNNING --signal=TERM 4244\n"), 2);
+    QCOMPARE(calls().count("scancel -v --state=PENDING 4244\n"), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), State::Stopped, 30000);
   }
 
   // A Slurm spec goes through the pre-start checks (the queue's and headless's): sbatch

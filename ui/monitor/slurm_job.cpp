@@ -130,25 +130,46 @@ void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
 
 void SlurmJob::stop() {
   if (id_.isEmpty() || ended_) return;
-  // The state seen last may be stale (a poll up to a second old, later under load): a job that
-  // started since must get the signal, not a cancel, or its ranks die without a checkpoint. So
-  // the signal goes first; Slurm refuses to signal a job that is still pending ("Job can not be
-  // altered now"), and only then is the job taken out of the queue — with --state=PENDING, so a
-  // job that started in between is not cancelled (its ranks find the stop file and stop).
-  commands_->run({QStringLiteral("scancel"), QStringLiteral("--signal=TERM"), id_},
-                 [this](const ClusterCommand::Result& r) {
-                   if (r.ok() || ended_) {
-                     if (r.ok()) Q_EMIT stopSent(false);
+  stopRound(0);
+}
+
+// The state seen last may be stale (a poll up to a second old, later under load), so each scancel
+// asks slurmctld itself with --state: a running job's steps get the signal (its ranks vote,
+// checkpoint and exit 0), never a cancel that would kill them without a checkpoint; a pending job
+// is cancelled, and only while it still is. Signalling a pending job is no way to find out:
+// scancel retries Slurm's "Job is pending execution" for about 30 s before it gives up. A job that
+// starts between the two questions matches neither: the signal is asked once more (its ranks also
+// find the stop file as they start). -v makes scancel say what it did ("Signal 15 to job N",
+// "Terminating job N"); a filter that matches nothing is an error line with exit status 0.
+void SlurmJob::stopRound(int round) {
+  const auto said = [this](const ClusterCommand::Result& r, const QString& what) {
+    return r.ok() && QString::fromUtf8(r.err + r.out).contains(what + id_);
+  };
+  commands_->run({QStringLiteral("scancel"), QStringLiteral("-v"),
+                  QStringLiteral("--state=RUNNING"), QStringLiteral("--signal=TERM"), id_},
+                 [this, round, said](const ClusterCommand::Result& r) {
+                   if (ended_) return;
+                   if (said(r, QStringLiteral("Signal 15 to job "))) {
+                     Q_EMIT stopSent(false);
                      return;
                    }
-                   commands_->run(
-                       {QStringLiteral("scancel"), QStringLiteral("--state=PENDING"), id_},
-                       [this](const ClusterCommand::Result& c) {
-                         if (!c.ok())
-                           Q_EMIT warning(QStringLiteral("scancel: ") + c.problem());
-                         else
-                           Q_EMIT stopSent(true);
-                       });
+                   if (!r.ok()) {
+                     Q_EMIT warning(QStringLiteral("scancel: ") + r.problem());
+                     return;
+                   }
+                   if (round > 0)
+                     return;  // neither pending nor running now: it is ending on its own
+                   commands_->run({QStringLiteral("scancel"), QStringLiteral("-v"),
+                                   QStringLiteral("--state=PENDING"), id_},
+                                  [this, said](const ClusterCommand::Result& c) {
+                                    if (ended_) return;
+                                    if (said(c, QStringLiteral("Terminating job ")))
+                                      Q_EMIT stopSent(true);
+                                    else if (!c.ok())
+                                      Q_EMIT warning(QStringLiteral("scancel: ") + c.problem());
+                                    else
+                                      stopRound(1);
+                                  });
                  });
 }
 

@@ -2,9 +2,9 @@
 // `sbatch --parsable`, then track it — squeue while it is queued or running, and once squeue no
 // longer lists it, `scontrol show job` (slurmctld remembers ended jobs for MinJobAge, 300 s by
 // default) or, when slurmctld has forgotten it, `sacct` (which needs accounting, slurmdbd).
-// Stop signals the job's steps (`scancel --signal=TERM`: the ranks vote, checkpoint and exit 0;
-// a job Slurm says is still pending is cancelled instead, `scancel --state=PENDING`), kill
-// cancels it (`scancel`).
+// Stop signals a running job's steps (`scancel --state=RUNNING --signal=TERM`: the ranks vote,
+// checkpoint and exit 0) and cancels a job that is still pending (`scancel --state=PENDING`);
+// kill cancels it (`scancel`).
 #pragma once
 
 #include <QObject>
@@ -43,8 +43,8 @@ class SlurmJob : public QObject {
  Q_SIGNALS:
   void submitted(const QString& jobId);
   void submitFailed(const QString& line);  // sbatch's own words, one line
-  // Stop's scancel went through: the job's steps were signalled, or (wasPending) Slurm refused
-  // the signal for a pending job and it was cancelled if it still was.
+  // Stop's scancel went through: the running job's steps were signalled, or (wasPending) the job
+  // was still pending and is cancelled.
   void stopSent(bool wasPending);
   void statusChanged(const ddpdesk::SlurmJobStatus& status);
   void ended(const ddpdesk::SlurmJobStatus& status);
@@ -53,6 +53,7 @@ class SlurmJob : public QObject {
 
  private:
   void poll();
+  void stopRound(int round);
   void askAfterQueue();
   void askSacct();
   void update(const SlurmJobStatus& s, const QString& source);
