@@ -10,6 +10,12 @@
 # provider links what the folder's tests link. -Winvalid-pch makes a mismatch visible in the
 # build log (the compiler then falls back to the headers themselves: slower, never wrong).
 option(DDPDESK_PCH "Precompile the Qt and GoogleTest headers" ON)
+# clang writes the header's time into a precompiled header and refuses it when that differs, so
+# one restored from ccache would be refused: leave the time out (what ccache asks of clang).
+set(DDPDESK_PCH_FLAGS -Winvalid-pch)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  list(APPEND DDPDESK_PCH_FLAGS "SHELL:-Xclang -fno-pch-timestamp")
+endif()
 
 # ddpdesk_pch_provider(NAME HEADERS header... LIBS target...)
 function(ddpdesk_pch_provider name)
@@ -22,7 +28,7 @@ function(ddpdesk_pch_provider name)
   add_library(${name} OBJECT ${carrier})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS})
   target_precompile_headers(${name} PRIVATE ${ARG_HEADERS})
-  target_compile_options(${name} PRIVATE -Winvalid-pch)
+  target_compile_options(${name} PRIVATE ${DDPDESK_PCH_FLAGS})
   set_target_properties(${name} PROPERTIES AUTOMOC OFF)
 endfunction()
 
@@ -30,7 +36,7 @@ endfunction()
 function(ddpdesk_reuse_pch target provider)
   if(DDPDESK_PCH AND TARGET ${provider})
     target_precompile_headers(${target} REUSE_FROM ${provider})
-    target_compile_options(${target} PRIVATE -Winvalid-pch)
+    target_compile_options(${target} PRIVATE ${DDPDESK_PCH_FLAGS})
   endif()
 endfunction()
 
@@ -38,6 +44,6 @@ endfunction()
 function(ddpdesk_own_pch target)
   if(DDPDESK_PCH)
     target_precompile_headers(${target} PRIVATE ${ARGN})
-    target_compile_options(${target} PRIVATE -Winvalid-pch)
+    target_compile_options(${target} PRIVATE ${DDPDESK_PCH_FLAGS})
   endif()
 endfunction()

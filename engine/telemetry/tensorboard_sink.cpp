@@ -6,8 +6,7 @@
 
 namespace ddpdesk {
 
-TensorBoardSink::TensorBoardSink(const std::string& dir, int rank, Options o)
-    : opts_(o), rank_(rank) {
+TensorBoardSink::TensorBoardSink(const std::string& dir, int rank, Options o) : opts_(o) {
   rank_file_ = std::make_unique<tb::EventFileWriter>(dir + "/rank-" + std::to_string(rank),
                                                      opts_.flush_interval_s);
   if (rank == 0)

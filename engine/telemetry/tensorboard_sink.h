@@ -56,7 +56,6 @@ class TensorBoardSink {
   void write(const Item& item);
 
   Options opts_;
-  int rank_;
   std::unique_ptr<tb::EventFileWriter> rank_file_;
   std::unique_ptr<tb::EventFileWriter> global_file_;  // rank 0 only
   mutable std::mutex mu_;

@@ -119,14 +119,20 @@ echo "followed: $(grep -m1 "run failed" "$tmp/dies-attach.err")"
 # 4. Stops in every state of the job, with stop_when and stopped_with_checkpoint as in 1.
 # a. ddpdesk starved (SIGSTOP) from its first poll (pending) until the job ran 5 steps: its last
 #    word on the job is stale, yet the stop must signal the ranks, not cancel the job (which
-#    killed them without a checkpoint under load).
+#    killed them without a checkpoint under load). The job is submitted held and released only
+#    once ddpdesk is frozen, so ddpdesk sees it pending however slowly it starts (a job that
+#    started before ddpdesk's first poll never held the condition).
 frozen=
 stale_five_steps() {
   grep -q "job [0-9]* pending" "$tmp/stale/monitor.log" 2>/dev/null || return 1
-  if [ -z "$frozen" ]; then frozen=$(pgrep -P "$dd_pid"); kill -STOP "$frozen"; fi
+  if [ -z "$frozen" ]; then
+    frozen=$(pgrep -P "$dd_pid")
+    kill -STOP "$frozen"
+    scontrol release "$(squeue -h -n ddpdesk-fmnist-mlp -t PD -o %i)"
+  fi
   [ "$(steps "$tmp/stale/metrics/rank-0.jsonl" | wc -l)" -ge 5 ]
 }
-stop_args=()
+stop_args=(--slurm-extra --hold)
 stop_when stale stale_five_steps
 frozen=
 stopped_with_checkpoint stale

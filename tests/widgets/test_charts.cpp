@@ -212,8 +212,8 @@ class TestCharts : public QObject {
     }
   }
 
-  // Rebuild threads run five nice levels lower so that the GUI thread gets its core when it wakes; only they
-  // do: the GUI thread (this one) keeps its own priority.
+  // Rebuild threads run five nice levels lower so that the GUI thread gets its core when it wakes;
+  // only they do: the GUI thread (this one) keeps its own priority.
   void rebuildThreadsYieldToTheGuiThread() {
     auto niceOfThisThread = [] {
       errno = 0;
@@ -261,6 +261,26 @@ class TestCharts : public QObject {
     QCOMPARE(keys(chart.curve("rank 1")).back(), 2.0);
     QCOMPARE(keys(chart.curve(LossChart::evalCurveName())).at(0), 1.0);
     QCOMPARE(chart.plot()->xAxis->label(), xAxisLabel(XAxis::WallTime));
+  }
+
+  // A chart with an evaluation curve maps every global step to its x key (where an evaluation
+  // point goes), on a sync and in a worker's rebuild; the system chart maps none
+  // (test_system_chart's mapsNoGlobalKeysOnAnyXAxis).
+  void evalKeysAreMappedOnEveryXAxis() {
+    MetricsStore store;
+    run(store, 1, 20);
+    store.ingest(eval(10));
+    LossChart chart;
+    chart.setSources({{"run", &store}});
+    chart.setXAxis(XAxis::Samples);
+    QCOMPARE(chart.mappedGlobalKeys(0), std::size_t(20));
+    run(store, 21, 30);
+    chart.sync();
+    QCOMPARE(chart.mappedGlobalKeys(0), std::size_t(30));
+    chart.setAsyncThreshold(0);
+    chart.setXAxis(XAxis::WallTime);
+    QTRY_VERIFY(!chart.isLoading());
+    QCOMPARE(chart.mappedGlobalKeys(0), std::size_t(30));
   }
 
   void wallTimeOfAResumedRunStaysInOrder() {

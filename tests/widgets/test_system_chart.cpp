@@ -88,6 +88,30 @@ class TestSystemChart : public QObject {
     QCOMPARE(keys(chart.curve("rank 0 CPU %")), (std::vector<double>{80, 160, 240}));
   }
 
+  // The system chart draws no evaluation point, so no x axis maps the global series' steps to
+  // keys, neither on a sync nor in a worker's rebuild: at a million steps that mapping stalled
+  // the GUI thread for tens of milliseconds per axis switch. (The loss chart, which draws them,
+  // maps every step: test_charts' evalKeysAreMappedOnEveryXAxis.)
+  void mapsNoGlobalKeysOnAnyXAxis() {
+    MetricsStore store;
+    SystemChart chart;
+    chart.setSources({{"run", &store}});
+    for (int t = 1; t <= 50; ++t) sample(store, 0, t);
+    for (XAxis axis : {XAxis::WallTime, XAxis::Samples}) {
+      chart.setXAxis(axis);
+      chart.sync();
+      QCOMPARE(chart.curve("rank 0 CPU %")->size(), 50);
+      QCOMPARE(chart.mappedGlobalKeys(0), std::size_t(0));
+    }
+    chart.setAsyncThreshold(0);  // the same through a rebuild on the worker thread
+    chart.setXAxis(XAxis::WallTime);
+    QTRY_VERIFY(!chart.isLoading());
+    sample(store, 0, 51);
+    chart.sync();
+    QCOMPARE(chart.curve("rank 0 CPU %")->size(), 51);
+    QCOMPARE(chart.mappedGlobalKeys(0), std::size_t(0));
+  }
+
   void gpuCurvesWhenARankHasAGpu() {
     MetricsStore store;
     SystemChart chart;

@@ -4,10 +4,19 @@
 
 #include <new>
 
+// GCC says so with __SANITIZE_ADDRESS__, clang (before 18) only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define DDPDESK_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DDPDESK_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 namespace ddpdesk::chunk_memory {
 
 std::shared_ptr<unsigned char[]> allocate(std::size_t bytes, bool populate) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(DDPDESK_ADDRESS_SANITIZER)
   // AddressSanitizer watches heap blocks, not mappings: an index past a chunk's end must hit
   // its redzone in the sanitizer build.
   (void)populate;

@@ -68,7 +68,7 @@ void ClusterCommand::run(const QStringList& argv, Callback done, const QByteArra
             result->err = proc->readAllStandardError();
             finish();
           });
-  connect(proc, &QProcess::errorOccurred, this, [proc, result, finish](QProcess::ProcessError e) {
+  connect(proc, &QProcess::errorOccurred, this, [result, finish](QProcess::ProcessError e) {
     if (e != QProcess::FailedToStart) return;  // the others end in finished()
     result->started = false;
     finish();

@@ -39,7 +39,7 @@ void ComparisonLoader::load(const QStringList& paths, const QString& tag) {
     if (run.imported) {
       auto* watcher = new QFutureWatcher<TensorBoardLog>(this);
       const QString dir = run.path;
-      connect(watcher, &QFutureWatcher<TensorBoardLog>::finished, this, [=, this] {
+      connect(watcher, &QFutureWatcher<TensorBoardLog>::finished, this, [=] {
         watcher->deleteLater();
         const std::shared_ptr<Pending> p = weak.lock();
         if (!p) return;
@@ -51,16 +51,15 @@ void ComparisonLoader::load(const QStringList& paths, const QString& tag) {
       });
       watcher->setFuture(QtConcurrent::run([dir] { return loadTensorBoardLog(dir); }));
     } else {
-      connect(run.store.get(), &MetricsStore::loaded, this,
-              [=, this](const MetricsStore::LoadResult& r) {
-                const std::shared_ptr<Pending> p = weak.lock();  // kept through this call
-                if (!p) return;
-                if (!r.ok && p->error.isEmpty())
-                  p->error = QStringLiteral("'%1' is not a run: metrics.jsonl cannot be read (%2)")
-                                 .arg(p->runs[i].path, r.error);
-                --p->waiting;
-                finishIfDone(p);
-              });
+      connect(run.store.get(), &MetricsStore::loaded, this, [=](const MetricsStore::LoadResult& r) {
+        const std::shared_ptr<Pending> p = weak.lock();  // kept through this call
+        if (!p) return;
+        if (!r.ok && p->error.isEmpty())
+          p->error = QStringLiteral("'%1' is not a run: metrics.jsonl cannot be read (%2)")
+                         .arg(p->runs[i].path, r.error);
+        --p->waiting;
+        finishIfDone(p);
+      });
       run.store->loadJsonlAsync(RunDirectory::metricsPath(run.path));
     }
   }

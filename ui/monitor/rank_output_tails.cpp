@@ -29,7 +29,9 @@ void RankOutputTails::poll(const std::function<void(int, const QString&)>& on_li
     if (!tails_.count(rank))
       tails_[rank] = std::make_unique<MetricsTail>(outputFile(dir_, rank), kMaxBytesPerPoll);
   }
-  for (auto& [rank, tail] : tails_) {
+  for (auto& entry : tails_) {
+    const int rank = entry.first;  // (a lambda cannot capture a structured binding in C++17)
+    auto& tail = entry.second;
     QStringList& last = last_[rank];
     for (int round = 0; round < kMaxRoundsPerPoll; ++round) {
       qsizetype added = 0;

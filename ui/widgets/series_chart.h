@@ -87,6 +87,9 @@ class SeriesChart : public QWidget {
   bool savePng(const QString& path, int width = 0, int height = 0);
 
   QCustomPlot* plot() const { return plot_; }
+  // How many of a source's global steps are mapped to x keys (to place its evaluation points):
+  // none for a chart that draws no evaluation curve of it, whose GUI thread must not pay for them.
+  std::size_t mappedGlobalKeys(int source) const;
   QStringList curveNames() const;
   const SmoothedGraph* curve(const QString& name) const;
   void setCurveVisible(const QString& name, bool visible);

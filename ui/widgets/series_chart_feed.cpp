@@ -191,6 +191,10 @@ bool SeriesChart::drawsEvals(int source) const {
   });
 }
 
+std::size_t SeriesChart::mappedGlobalKeys(int source) const {
+  return source >= 0 && std::size_t(source) < state_.size() ? state_[source].globalKeys.size() : 0;
+}
+
 void SeriesChart::updateGlobalKeys(int source) {
   SourceState& st = state_[source];
   const GlobalSeries& g = sources_[source].store->global();
