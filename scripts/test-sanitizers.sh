@@ -10,32 +10,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DDPDESK_ASAN_BUILD_DIR:-build-asan}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
-# clang, not the release build's GCC: on LibTorch and Qt translation units at -O1 with the
-# sanitizers it compiles in 45-70 % of GCC's time (trainer.cpp 8.3 s against 14.9 s,
-# run_controller.cpp 3.9 s against 9.1 s), and this build is compiled from nothing wherever the
-# cache is cold. A build directory configured with another compiler is configured afresh.
-cxx=${DDPDESK_ASAN_CXX:-clang++}
-if [ -f "$dir/CMakeCache.txt" ] &&
-  ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*$(command -v "$cxx")\$" "$dir/CMakeCache.txt"; then
-  echo "test-sanitizers.sh: $dir was configured with another compiler; configuring it for $cxx" >&2
-  rm -rf "$dir"
-fi
+. scripts/lib/compiler.sh
+cxx=$(ddpdesk_cxx "${DDPDESK_ASAN_CXX:-}")
+ddpdesk_forget_other_compiler "$dir" "$cxx"
+# clang also builds the libFuzzer targets here, for the suite's short fuzz runs.
+fuzz=OFF
+case $cxx in *clang++*) fuzz=ON ;; *) echo "test-sanitizers.sh: $cxx is not clang: no fuzz runs" >&2 ;; esac
 gen=()
 [ -f "$dir/CMakeCache.txt" ] || { command -v ninja >/dev/null && gen=(-G Ninja); }
 # -O1 -g1: sanitizers need no more, and LibTorch translation units compile and link much faster
 # with line tables only than with full debug info.
 # test_user_task's Python fixtures and PyTorch references (keyed by scripts and arguments; no
 # build of ddpdesk changes them) are shared with the plain build's run, which made them already.
-cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$(command -v "$cxx")" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
+cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DDDPDESK_PYTHON_RESULTS_DIR="$(realpath -m "${DDPDESK_BUILD_DIR:-build}")/python-results" \
-  -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON >/dev/null
+  -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON -DDDPDESK_FUZZ=$fuzz >/dev/null
 build_start=$SECONDS
 cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"
 echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
 export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$dir"
-# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL. (The fuzz
-# entries are the plain build's; -E keeps them out of a build directory configured before.)
-ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" -E fuzz_smoke "$@"
+# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
+ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "$@"

@@ -113,19 +113,38 @@ class Classifier final : public TaskModel {
   torch::nn::Sequential net_;
 };
 
+// The layers are added one statement at a time, in the order they run, as PyTorch's
+// nn.Sequential(...) makes them: each draws its initial weights from torch's generator, and the
+// order in which a call's arguments are evaluated is unspecified in C++ (GCC went right to left,
+// clang left to right), so layers built as constructor arguments made the initial model, and
+// every figure of a run, depend on the compiler.
 torch::nn::Sequential mlp() {
   namespace nn = torch::nn;
-  return nn::Sequential(nn::Flatten(), nn::Linear(784, 512), nn::ReLU(), nn::Linear(512, 256),
-                        nn::ReLU(), nn::Linear(256, 10));
+  nn::Sequential net;
+  net->push_back(nn::Flatten());
+  net->push_back(nn::Linear(784, 512));
+  net->push_back(nn::ReLU());
+  net->push_back(nn::Linear(512, 256));
+  net->push_back(nn::ReLU());
+  net->push_back(nn::Linear(256, 10));
+  return net;
 }
 
 torch::nn::Sequential cnn() {
   namespace nn = torch::nn;
   // 28 -conv3-> 26 -pool2-> 13 -conv3-> 11 -pool2-> 5: 64 * 5 * 5 = 1600 features.
-  return nn::Sequential(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3)), nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(2)),
-      nn::Flatten(), nn::Linear(1600, 128), nn::ReLU(), nn::Linear(128, 10));
+  nn::Sequential net;
+  net->push_back(nn::Conv2d(nn::Conv2dOptions(1, 32, 3)));
+  net->push_back(nn::ReLU());
+  net->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
+  net->push_back(nn::Conv2d(nn::Conv2dOptions(32, 64, 3)));
+  net->push_back(nn::ReLU());
+  net->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
+  net->push_back(nn::Flatten());
+  net->push_back(nn::Linear(1600, 128));
+  net->push_back(nn::ReLU());
+  net->push_back(nn::Linear(128, 10));
+  return net;
 }
 
 }  // namespace

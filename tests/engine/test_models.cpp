@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -106,6 +107,38 @@ TEST(Models, InitialisationFollowsTheGlobalSeed) {
   const auto pa = a->parameters();
   const auto pb = b->parameters();
   for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
+}
+
+// The layers draw their initial weights in the order they run, as PyTorch's nn.Sequential(...)
+// does: built as one call's arguments they drew them in whatever order the compiler evaluated
+// those (GCC: last layer first), so the same seed gave another model with another compiler.
+TEST(Models, LayersAreInitialisedInTheOrderTheyRun) {
+  namespace nn = torch::nn;
+  torch::manual_seed(11);
+  const auto mlp = ddpdesk::make_model("fmnist-mlp");
+  torch::manual_seed(11);
+  std::vector<torch::Tensor> expected;
+  for (const auto& [in, out] : {std::pair{784, 512}, {512, 256}, {256, 10}}) {
+    const nn::Linear layer(in, out);
+    expected.push_back(layer->weight);
+    expected.push_back(layer->bias);
+  }
+  const auto got = mlp->parameters();
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(torch::equal(got[i], expected[i])) << i;
+
+  torch::manual_seed(12);
+  const auto cnn = ddpdesk::make_model("fmnist-cnn");
+  torch::manual_seed(12);
+  const nn::Conv2d c1(nn::Conv2dOptions(1, 32, 3));
+  const nn::Conv2d c2(nn::Conv2dOptions(32, 64, 3));
+  const nn::Linear l1(1600, 128);
+  const nn::Linear l2(128, 10);
+  const std::vector<torch::Tensor> want = {c1->weight, c1->bias, c2->weight, c2->bias,
+                                           l1->weight, l1->bias, l2->weight, l2->bias};
+  const auto have = cnn->parameters();
+  ASSERT_EQ(have.size(), want.size());
+  for (std::size_t i = 0; i < have.size(); ++i) EXPECT_TRUE(torch::equal(have[i], want[i])) << i;
 }
 
 TEST(Models, UnknownTaskIsRefused) {
