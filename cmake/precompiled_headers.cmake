@@ -40,6 +40,14 @@ function(ddpdesk_reuse_pch target provider)
   endif()
 endfunction()
 
+# LibTorch's headers too, with clang only: there <torch/torch.h> precompiles to 107 MB and a
+# LibTorch translation unit compiles in less than half the CPU (test_models.cpp: 7.5 s instead of
+# 17.1 s; 17 s once to make the header). GCC's was 600 MB and saved about 7 %.
+set(DDPDESK_TORCH_PCH OFF)
+if(DDPDESK_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  set(DDPDESK_TORCH_PCH ON)
+endif()
+
 # ddpdesk_own_pch(TARGET header...): a library's own precompiled headers.
 function(ddpdesk_own_pch target)
   if(DDPDESK_PCH)
