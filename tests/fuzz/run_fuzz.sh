@@ -5,8 +5,8 @@
 #   run_fuzz.sh [SECONDS [TARGET...]]     build, then run the targets (default: wire run_spec)
 #   run_fuzz.sh --build-only              build only
 #   run_fuzz.sh --no-build SECONDS TARGET...   run what an earlier --build-only built
-# CTest builds once (fuzz_smoke_build) and runs each target as an entry of its own, so two
-# targets can run side by side on two cores.
+# CTest runs each target for 5 s as an entry of its own (fuzz_smoke_*), with --no-build, in the
+# sanitizer build, which builds the targets itself (DDPDESK_FUZZ_BUILD_DIR names it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=1 run=1
