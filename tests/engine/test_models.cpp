@@ -26,6 +26,13 @@ Shapes param_shapes(const torch::nn::Module& m) {
   return s;
 }
 
+// Equal parameters, tensor by tensor and bit for bit.
+void expect_same_parameters(const std::vector<torch::Tensor>& got,
+                            const std::vector<torch::Tensor>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(torch::equal(got[i], want[i])) << i;
+}
+
 ddpdesk::Batch image_batch(std::int64_t b) {
   ddpdesk::Batch batch;
   batch.input = torch::randn({b, 1, 28, 28});
@@ -104,9 +111,7 @@ TEST(Models, InitialisationFollowsTheGlobalSeed) {
   const auto a = ddpdesk::make_model("fmnist-cnn");
   torch::manual_seed(7);
   const auto b = ddpdesk::make_model("fmnist-cnn");
-  const auto pa = a->parameters();
-  const auto pb = b->parameters();
-  for (std::size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(torch::equal(pa[i], pb[i]));
+  expect_same_parameters(a->parameters(), b->parameters());
 }
 
 // The layers draw their initial weights in the order they run, as PyTorch's nn.Sequential(...)
@@ -123,9 +128,7 @@ TEST(Models, LayersAreInitialisedInTheOrderTheyRun) {
     expected.push_back(layer->weight);
     expected.push_back(layer->bias);
   }
-  const auto got = mlp->parameters();
-  ASSERT_EQ(got.size(), expected.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(torch::equal(got[i], expected[i])) << i;
+  expect_same_parameters(mlp->parameters(), expected);
 
   torch::manual_seed(12);
   const auto cnn = ddpdesk::make_model("fmnist-cnn");
@@ -134,11 +137,8 @@ TEST(Models, LayersAreInitialisedInTheOrderTheyRun) {
   const nn::Conv2d c2(nn::Conv2dOptions(32, 64, 3));
   const nn::Linear l1(1600, 128);
   const nn::Linear l2(128, 10);
-  const std::vector<torch::Tensor> want = {c1->weight, c1->bias, c2->weight, c2->bias,
-                                           l1->weight, l1->bias, l2->weight, l2->bias};
-  const auto have = cnn->parameters();
-  ASSERT_EQ(have.size(), want.size());
-  for (std::size_t i = 0; i < have.size(); ++i) EXPECT_TRUE(torch::equal(have[i], want[i])) << i;
+  expect_same_parameters(cnn->parameters(), {c1->weight, c1->bias, c2->weight, c2->bias, l1->weight,
+                                             l1->bias, l2->weight, l2->bias});
 }
 
 TEST(Models, UnknownTaskIsRefused) {
