@@ -7,8 +7,10 @@
 # Test executables have one translation unit each, so a header of their own would cost more than
 # it saves: each test folder builds one "provider" and its tests reuse it (REUSE_FROM), which
 # needs the same compile options and definitions that the precompiled headers depend on, so the
-# provider links what the folder's tests link. -Winvalid-pch makes a mismatch visible in the
-# build log (the compiler then falls back to the headers themselves: slower, never wrong).
+# provider links what the folder's tests link. With GCC, -Winvalid-pch makes a mismatch visible
+# in the build log (GCC then falls back to the headers themselves: slower, never wrong); clang
+# refuses a header made with other language options, so a file with options of its own (e.g.
+# -fno-math-errno) needs SKIP_PRECOMPILE_HEADERS.
 option(DDPDESK_PCH "Precompile the Qt and GoogleTest headers" ON)
 # clang writes the header's time into a precompiled header and refuses it when that differs, so
 # one restored from ccache would be refused: leave the time out (what ccache asks of clang).
