@@ -6,46 +6,31 @@
 # wire decoder, metrics server and RunSpec parser that take hostile input) is. Every ddpdesk
 # process a test starts (workers included) inherits the options below: any report aborts it and
 # fails its test.
-#
-# --build-only builds and stops; --tests-only runs the suite of a build made before (scripts/test.sh
-# builds in the background while the plain suite runs). Other arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${DDPDESK_ASAN_BUILD_DIR:-build-asan}
-jobs=${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}
-
-build() {
-  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
-  . scripts/lib/compiler.sh
-  local cxx fuzz=OFF gen=()
-  cxx=$(ddpdesk_cxx "${DDPDESK_ASAN_CXX:-}")
-  ddpdesk_forget_other_compiler "$dir" "$cxx"
-  # clang also builds the libFuzzer targets here, for the suite's short fuzz runs.
-  case $cxx in *clang++*) fuzz=ON ;; *) echo "test-sanitizers.sh: $cxx is not clang: no fuzz runs" >&2 ;; esac
-  [ -f "$dir/CMakeCache.txt" ] || { command -v ninja >/dev/null && gen=(-G Ninja); }
-  # -O1 -g1: sanitizers need no more, and LibTorch translation units compile and link much faster
-  # with line tables only than with full debug info.
-  # test_user_task's Python fixtures and PyTorch references (keyed by scripts and arguments; no
-  # build of ddpdesk changes them) are shared with the plain build's run, which made them already.
-  cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DDDPDESK_PYTHON_RESULTS_DIR="$(realpath -m "${DDPDESK_BUILD_DIR:-build}")/python-results" \
-    -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON -DDDPDESK_FUZZ=$fuzz >/dev/null
-  local build_start=$SECONDS
-  cmake --build "$dir" --parallel "$jobs"
-  echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
-}
-
-run_suite() {
-  export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  cd "$dir"
-  # In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
-  ctest --output-on-failure --timeout 900 -j "$jobs" "$@"
-}
-
-case ${1:-} in
-  --build-only) build ;;
-  --tests-only) shift; run_suite "$@" ;;
-  *) build; run_suite "$@" ;;
-esac
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+. scripts/lib/compiler.sh
+cxx=$(ddpdesk_cxx "${DDPDESK_ASAN_CXX:-}")
+ddpdesk_forget_other_compiler "$dir" "$cxx"
+# clang also builds the libFuzzer targets here, for the suite's short fuzz runs.
+fuzz=OFF
+case $cxx in *clang++*) fuzz=ON ;; *) echo "test-sanitizers.sh: $cxx is not clang: no fuzz runs" >&2 ;; esac
+gen=()
+[ -f "$dir/CMakeCache.txt" ] || { command -v ninja >/dev/null && gen=(-G Ninja); }
+# -O1 -g1: sanitizers need no more, and LibTorch translation units compile and link much faster
+# with line tables only than with full debug info.
+# test_user_task's Python fixtures and PyTorch references (keyed by scripts and arguments; no
+# build of ddpdesk changes them) are shared with the plain build's run, which made them already.
+cmake -S . -B "$dir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPDESK_SANITIZE=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DDDPDESK_PYTHON_RESULTS_DIR="$(realpath -m "${DDPDESK_BUILD_DIR:-build}")/python-results" \
+  -DDDPDESK_ENGINE=ON -DDDPDESK_MONITOR=ON -DDDPDESK_GUI=ON -DDDPDESK_FUZZ=$fuzz >/dev/null
+build_start=$SECONDS
+cmake --build "$dir" --parallel "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}"
+echo "test-sanitizers.sh: build took $((SECONDS - build_start)) s" >&2
+export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+cd "$dir"
+# In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
+ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" "$@"
