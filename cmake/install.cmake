@@ -45,6 +45,11 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libc6, libgcc-s1, libstdc++6, zlib1g, libtorch1.13, libgloo0, libopenblas0 | libopenblas0-pthread, \
 libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6network6 (>= 6.4), \
 libqt6printsupport6 (>= 6.4), qt6-qpa-plugins, libqcustomplot2.1-qt6, libsimdjson14")
+# The engine's own extra runtime packages (engine/CMakeLists.txt: oneDNN for the matrix products).
+get_property(_engine_depends GLOBAL PROPERTY DDPDESK_ENGINE_PACKAGE_DEPENDS)
+foreach(_package IN LISTS _engine_depends)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", ${_package}")
+endforeach()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
 set(CPACK_GENERATOR DEB)

@@ -19,6 +19,7 @@
 
 #include "communicator.h"
 #include "exit_record.h"
+#include "gemm_backend.h"
 #include "rank_env.h"
 #include "run_spec.h"
 #include "spec_flags.h"
@@ -80,8 +81,10 @@ nlohmann::json probe() {
   }
 #endif
   j["devices"] = names;
-  // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one).
+  // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one), unless
+  // the matrix products run on oneDNN (gemm).
   j["openblas_core"] = openblas_core();
+  j["gemm"] = gemm_backend();
   return j;
 }
 

@@ -8,6 +8,7 @@ packages=(
   qt6-base-dev libqcustomplot-dev            # monitor + GUI (QCustomPlot's Qt 6 build)
   libtorch-dev libgloo-dev                   # engine: LibTorch 1.13 (CPU) and Gloo collectives
   libopenblas0-pthread                       # fast BLAS behind libblas.so.3 (LibTorch links it)
+  libdnnl-dev                                # oneDNN headers: LibTorch's matrix products on oneDNN (engine/gemm)
   nlohmann-json3-dev libcli11-dev zlib1g-dev # wire format, CLI flags, gzip'd idx files
   libsimdjson-dev                            # wire decoding in the monitor (On-Demand API)
   libgtest-dev                               # engine unit tests (Torch code cannot use Qt Test)
