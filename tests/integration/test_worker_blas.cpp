@@ -1,6 +1,6 @@
 // `ddpdesk-worker --probe` names the OpenBLAS kernel set the rank computes with, so a slow CPU
-// run can be traced to a pinned OPENBLAS_CORETYPE. Skipped (and shown as skipped) where the
-// BLAS is not OpenBLAS.
+// run can be traced to a pinned OPENBLAS_CORETYPE (skipped, and shown as skipped, where the BLAS
+// is not OpenBLAS), and the library its matrix products run on (engine/gemm).
 #include <map>
 #include <string>
 
@@ -12,14 +12,17 @@
 namespace ddpdesk::test {
 namespace {
 
-std::string probed_core(const std::map<std::string, std::string>& env) {
+nlohmann::json probe(const std::map<std::string, std::string>& env = {}) {
   LaunchOptions o;
   o.args = {"--probe"};
   o.env = env;
   RankRun r = launch_ranks(o);
   EXPECT_EQ(r.exit_codes[0], 0) << r.stderr_text[0];
-  const auto j = nlohmann::json::parse(r.stdout_text[0]);
-  return j.value("openblas_core", std::string("(missing)"));
+  return nlohmann::json::parse(r.stdout_text[0]);
+}
+
+std::string probed_core(const std::map<std::string, std::string>& env) {
+  return probe(env).value("openblas_core", std::string("(missing)"));
 }
 
 TEST(WorkerBlas, ProbeNamesTheKernelSetOpenblasRuns) {
@@ -31,6 +34,11 @@ TEST(WorkerBlas, ProbeNamesTheKernelSetOpenblasRuns) {
   const std::string chosen = probed_core({{"OPENBLAS_CORETYPE", "NoSuchCore"}});
   EXPECT_NE(chosen, "NoSuchCore");
   EXPECT_FALSE(chosen.empty());
+}
+
+// The library LibTorch's matrix products run on in the worker: oneDNN where the build found it.
+TEST(WorkerBlas, ProbeNamesTheMatrixProductLibraryTheBuildChose) {
+  EXPECT_EQ(probe().value("gemm", std::string("(missing)")), DDPDESK_GEMM_BACKEND);
 }
 
 }  // namespace
