@@ -38,6 +38,29 @@ std::array<std::int64_t, 3> length_stats(const torch::Tensor& lengths) {
   return {p[0], p[1], p[2]};
 }
 
+// Each row's slot in the [b, width] buffer, in row order. On the CPU one pass over the lengths
+// (a step of the seed task is a few dozen rows, where each tensor op costs more than the loop).
+// Elsewhere with tensor ops: arange(rows) plus, repeated over each sample's rows,
+// s * width - start_s; output_size spares repeat_interleave a device sync.
+torch::Tensor segment_slots(const torch::Tensor& lengths_in, std::int64_t rows, std::int64_t width,
+                            const torch::Device& device) {
+  if (lengths_in.device().is_cpu()) {
+    const torch::Tensor l = lengths_in.to(torch::kLong).contiguous();
+    const std::int64_t* len = l.data_ptr<std::int64_t>();
+    torch::Tensor slot = torch::empty({rows}, torch::kLong);
+    std::int64_t* out = slot.data_ptr<std::int64_t>();
+    for (std::int64_t s = 0; s < l.numel(); ++s)
+      for (std::int64_t r = 0; r < len[s]; ++r) *out++ = s * width + r;
+    return slot.to(device);
+  }
+  const torch::Tensor lengths = lengths_in.to(device, torch::kLong);
+  const torch::Tensor starts = lengths.cumsum(0) - lengths;
+  const std::int64_t b = lengths.size(0);
+  const torch::Tensor shift = torch::arange(0, b * width, width, lengths.options()) - starts;
+  return torch::arange(rows, lengths.options()) +
+         shift.repeat_interleave(lengths, 0, c10::optional<std::int64_t>(rows));
+}
+
 }  // namespace
 
 torch::Tensor segment_max(const torch::Tensor& values_in, const torch::Tensor& lengths_in) {
@@ -54,24 +77,19 @@ torch::Tensor segment_max(const torch::Tensor& values_in, const torch::Tensor& l
   // its autograd graph (the loss must be differentiable even then; its gradient is zero).
   const std::int64_t width = std::max<std::int64_t>(longest, 1);
 
-  // Row r of sample s (whose rows start at start_s) goes to slot s * width + (r - start_s) of a
-  // [b, width] buffer: arange(rows) plus, repeated over the sample's rows, s * width - start_s.
-  // output_size spares repeat_interleave a device sync.
-  const torch::Tensor lengths = lengths_in.to(values.device(), torch::kLong);
-  const torch::Tensor starts = lengths.cumsum(0) - lengths;
-  const torch::Tensor shift = torch::arange(0, b * width, width, lengths.options()) - starts;
-  const torch::Tensor slot = torch::arange(rows, lengths.options()) +
-                             shift.repeat_interleave(lengths, 0, c10::optional<std::int64_t>(rows));
-
-  // Padding is -inf, so it never wins (the seed padded with zeros, which beat all-negative
-  // samples). The out-of-place scatter keeps the autograd graph back to `values`; its targets
-  // are distinct, so it is deterministic.
+  // Row r of sample s goes to slot s * width + r of a [b, width] buffer. Padding is -inf, so it
+  // never wins (the seed padded with zeros, which beat all-negative samples). The out-of-place
+  // scatter keeps the autograd graph back to `values`; its targets are distinct, so it is
+  // deterministic.
+  const torch::Tensor slot = segment_slots(lengths_in, rows, width, values.device());
   const torch::Tensor padded =
       torch::full({b * width}, -std::numeric_limits<double>::infinity(), values.options())
           .scatter(0, slot, values)
           .view({b, width});
+  const torch::Tensor out = std::get<0>(padded.max(1));
   // An empty sample's row is all -inf; it gives 0, and masked_fill passes it no gradient.
-  return std::get<0>(padded.max(1)).masked_fill(lengths == 0, 0);
+  if (shortest > 0) return out;
+  return out.masked_fill(lengths_in.to(values.device()) == 0, 0);
 }
 
 namespace {
