@@ -57,3 +57,15 @@ function(ddpdesk_own_pch target)
     target_compile_options(${target} PRIVATE ${DDPDESK_PCH_FLAGS})
   endif()
 endfunction()
+
+# Unity builds for the libraries with many small translation units (DDPDESK_UNITY, on by
+# default): batches of their sources compile as one unit, so the headers they share (Qt,
+# nlohmann-json, simdjson) are parsed, and their templates instantiated, once per batch.
+option(DDPDESK_UNITY "Compile the many-file libraries in batches (unity build)" ON)
+
+# ddpdesk_unity(TARGET): TARGET's sources in batches of 8.
+function(ddpdesk_unity target)
+  if(DDPDESK_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+endfunction()

@@ -21,15 +21,6 @@ using spec_fields::Field;
 using spec_fields::find_field;
 using spec_fields::Kind;
 
-std::string value_text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) {  // dump() would print a NaN as null
-    std::ostringstream os;
-    os << v.get<double>();
-    return os.str();
-  }
-  return v.dump();
-}
 
 // Converts a JSON value (or CLI string) to the field's kind; nullopt when it cannot.
 std::optional<json> convert(const Field& f, const json& v) {
@@ -191,7 +182,7 @@ std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& k
   const Field* f = find_field(key);
   if (!f) return out;
   std::string allowed = f->check(spec);
-  if (!allowed.empty()) out.push_back({f->key, value_text(f->get(spec)), allowed});
+  if (!allowed.empty()) out.push_back({f->key, field_value_text(f->get(spec)), allowed});
   return out;
 }
 
@@ -266,12 +257,12 @@ std::vector<FieldError> apply_fields(const nlohmann::json& obj, RunSpec& spec) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     const Field* f = find_field(it.key());
     if (!f) {
-      out.push_back({it.key(), value_text(it.value()), "is not a run spec field"});
+      out.push_back({it.key(), field_value_text(it.value()), "is not a run spec field"});
       continue;
     }
     auto v = convert(*f, it.value());
     if (!v || !fits_member(*f, *v)) {
-      out.push_back({f->key, value_text(it.value()), kind_text(f->kind)});
+      out.push_back({f->key, field_value_text(it.value()), kind_text(f->kind)});
       continue;
     }
     f->set(spec, *v);
@@ -314,6 +305,16 @@ const std::vector<FieldInfo>& run_spec_fields() {
     return v;
   }();
   return infos;
+}
+
+std::string field_value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {  // dump() would print a NaN as null
+    std::ostringstream os;
+    os << v.get<double>();
+    return os.str();
+  }
+  return v.dump();
 }
 
 }  // namespace ddpdesk

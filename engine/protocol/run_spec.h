@@ -87,6 +87,9 @@ enum class Spelling { Flag, JsonKey };
 std::string field_label(const std::string& key,
                         Spelling spelling);                        // "--batch-size" / "batch_size"
 std::string format_error(const FieldError& e, Spelling spelling);  // one line, no newline
+// A field's value as an error message quotes it: strings bare, numbers as typed (NaN as "nan",
+// where JSON would print null).
+std::string field_value_text(const nlohmann::json& v);
 
 // Checks ranges and choices. Returns every problem, empty when the spec is good.
 std::vector<FieldError> validate(const RunSpec& spec);

@@ -11,12 +11,8 @@ using json = nlohmann::json;
 // Room for "-<k>" after the sweep's name inside the 64 characters a run name may have.
 constexpr std::size_t kMaxSweepName = 56;
 
-std::string value_text(const json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
 std::string invalid(const std::string& field, const json& value, const std::string& allowed) {
-  return format_error({field, value_text(value), allowed}, Spelling::JsonKey);
+  return format_error({field, field_value_text(value), allowed}, Spelling::JsonKey);
 }
 
 const FieldInfo* numeric_field(const std::string& key) {
@@ -42,7 +38,7 @@ std::string numeric_field_names() {
 std::string describe(const json& fields) {
   std::string out;
   for (auto it = fields.begin(); it != fields.end(); ++it)
-    out += (out.empty() ? "" : ", ") + it.key() + "=" + value_text(it.value());
+    out += (out.empty() ? "" : ", ") + it.key() + "=" + field_value_text(it.value());
   return out;
 }
 

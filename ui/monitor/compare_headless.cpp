@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "headless_line.h"
 #include "run_comparison.h"
 #include "spec_flags.h"
 
@@ -14,7 +15,7 @@ namespace ddpdesk {
 namespace {
 
 int fail(const QString& line) {
-  std::cerr << "ddpdesk: " << line.toStdString() << std::endl;
+  printHeadlessLine(line);
   return 2;
 }
 

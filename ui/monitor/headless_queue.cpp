@@ -1,5 +1,7 @@
 #include "headless_queue.h"
 
+#include "headless_line.h"
+
 #include <CLI/CLI.hpp>
 #include <QCoreApplication>
 #include <QFile>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "headless_line.h"
 #include "progress_printer.h"
 #include "run_controller.h"
 #include "run_queue.h"
@@ -17,10 +20,6 @@
 
 namespace ddpdesk {
 namespace {
-
-void err(const QString& text) {
-  std::cerr << "ddpdesk: " << text.toStdString() << std::endl;
-}
 
 void printSummary(const RunQueue& queue) {
   std::printf("\n%-4s %-12s %-40s %s\n", "id", "state", "run", "run directory");
@@ -43,7 +42,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     if (progress) progress->breakLine();
     if (signalled == 0) {
       signalled = signo;
-      err(
+      printHeadlessLine(
           QStringLiteral("stopping the queue: the running run stops at its next step boundary "
                          "(Ctrl+C again to kill its ranks)"));
       queue.setPaused(true);
@@ -55,9 +54,9 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
   });
   QObject::connect(&controller, &RunController::warning, [&](const QString& w) {
     if (progress) progress->breakLine();
-    err(QStringLiteral("warning: ") + w);
+    printHeadlessLine(QStringLiteral("warning: ") + w);
   });
-  QObject::connect(&queue, &RunQueue::message, [&](const QString& m) { err(m); });
+  QObject::connect(&queue, &RunQueue::message, [&](const QString& m) { printHeadlessLine(m); });
   QObject::connect(controller.store(), &MetricsStore::updated, [&] {
     if (progress) progress->update(controller.store()->progress());
   });
@@ -75,26 +74,26 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
                       .arg(e.runDir);
     if (controller.isSlurm()) {
       if (!controller.slurmJob()->jobId().isEmpty()) {
-        err(startedLine + QStringLiteral("job ") + controller.slurmJob()->jobId());
+        printHeadlessLine(startedLine + QStringLiteral("job ") + controller.slurmJob()->jobId());
         startedLine.clear();
       }
       return;
     }
     QStringList pids;
     for (qint64 pid : controller.pids()) pids << QString::number(pid);
-    err(startedLine + QStringLiteral("pids ") + pids.join(QLatin1Char(' ')));
+    printHeadlessLine(startedLine + QStringLiteral("pids ") + pids.join(QLatin1Char(' ')));
     startedLine.clear();
   });
   QObject::connect(&controller, &RunController::jobSubmitted, [&](const QString& job) {
     if (startedLine.isEmpty()) return;
     if (progress) progress->breakLine();
-    err(startedLine + QStringLiteral("job ") + job);
+    printHeadlessLine(startedLine + QStringLiteral("job ") + job);
     startedLine.clear();
   });
   // The Slurm job's state, as a single headless run prints it (pending with its reason, ...).
   QObject::connect(&controller, &RunController::launcherStatusChanged, [&](const QString& text) {
     if (progress) progress->breakLine();
-    err(text);
+    printHeadlessLine(text);
   });
   QObject::connect(&queue, &RunQueue::entryEnded, [&](int id) {
     startedLine.clear();  // a refused job: its ending says so
@@ -102,7 +101,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     progress.reset();
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];
     if (e.state == QueueEntry::State::Failed) failed = true;
-    err(QStringLiteral("queue: run %1/%2 %3%4")
+    printHeadlessLine(QStringLiteral("queue: run %1/%2 %3%4")
             .arg(queue.indexOf(id) + 1)
             .arg(total)
             .arg(QueueEntry::stateName(e.state))
@@ -111,7 +110,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
   QObject::connect(&queue, &RunQueue::idle, [&] { QCoreApplication::exit(0); });
 
   if (queue.pendingCount() == 0) {
-    err(QStringLiteral("queue %1: nothing left to run").arg(queue.path()));
+    printHeadlessLine(QStringLiteral("queue %1: nothing left to run").arg(queue.path()));
     printSummary(queue);
     return 0;
   }
@@ -135,17 +134,17 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
 
 int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
   if (!QFile::exists(path)) {
-    err(QStringLiteral("invalid --queue '%1': no such file").arg(path));
+    printHeadlessLine(QStringLiteral("invalid --queue '%1': no such file").arg(path));
     return 2;
   }
   RunController controller;
   RunQueue queue(&controller);
   QString error;
   if (!queue.load(path, &error)) {
-    err(error + QStringLiteral(" (in %1)").arg(path));
+    printHeadlessLine(error + QStringLiteral(" (in %1)").arg(path));
     return 2;
   }
-  err(QStringLiteral("queue %1: %2 entries, %3 to run")
+  printHeadlessLine(QStringLiteral("queue %1: %2 entries, %3 to run")
           .arg(queue.path())
           .arg(queue.entries().size())
           .arg(queue.pendingCount()));
@@ -155,22 +154,22 @@ int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
 int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) {
-    err(QStringLiteral("invalid --sweep '%1': cannot read it (%2)").arg(path, f.errorString()));
+    printHeadlessLine(QStringLiteral("invalid --sweep '%1': cannot read it (%2)").arg(path, f.errorString()));
     return 2;
   }
   const QByteArray text = f.readAll();
   const SweepPlan plan = parse_sweep(text.toStdString());
   if (!plan.ok()) {
-    err(QString::fromStdString(plan.error) + QStringLiteral(" (in %1)").arg(path));
+    printHeadlessLine(QString::fromStdString(plan.error) + QStringLiteral(" (in %1)").arg(path));
     return 2;
   }
   for (const SweepSkip& s : plan.skipped)
-    err(QStringLiteral("sweep: skipped %1: %2")
+    printHeadlessLine(QStringLiteral("sweep: skipped %1: %2")
             .arg(QString::fromStdString(s.fields.dump()), QString::fromStdString(s.reason)));
   QString error;
   const QString dir = SweepDirectory::create(plan, text, &error);
   if (dir.isEmpty()) {
-    err(error);
+    printHeadlessLine(error);
     return 1;
   }
   RunController controller;
@@ -178,7 +177,7 @@ int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   queue.load(SweepDirectory::queuePath(dir));  // no file yet: an empty queue kept there
   queue.setStopOnFailure(plan.stop_on_failure);
   SweepDirectory::addRuns(plan, dir, &queue);
-  err(QStringLiteral("sweep directory %1: %2 run(s), %3 skipped (after a crash, continue with "
+  printHeadlessLine(QStringLiteral("sweep directory %1: %2 run(s), %3 skipped (after a crash, continue with "
                      "--queue %4)")
           .arg(dir)
           .arg(plan.runs.size())
@@ -208,14 +207,14 @@ bool QueueOptions::given() const {
 
 int QueueOptions::check(const CLI::App& app) const {
   if (queueOption_->count() > 0 && sweepOption_->count() > 0) {
-    err(QStringLiteral("--queue and --sweep cannot be used together"));
+    printHeadlessLine(QStringLiteral("--queue and --sweep cannot be used together"));
     return 2;
   }
   for (const CLI::Option* o : app.get_options()) {
     if (o->count() == 0 || o == queueOption_ || o == sweepOption_ || o == stopOption_ ||
         o->get_name() == "--headless")
       continue;
-    err(QStringLiteral("%1 cannot be used with %2: put run spec fields in the file")
+    printHeadlessLine(QStringLiteral("%1 cannot be used with %2: put run spec fields in the file")
             .arg(QString::fromStdString(o->get_name()), queueOption_->count() > 0
                                                             ? QStringLiteral("--queue")
                                                             : QStringLiteral("--sweep")));

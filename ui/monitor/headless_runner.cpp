@@ -11,6 +11,7 @@
 
 #include "breakdown_text.h"
 #include "compare_headless.h"
+#include "headless_line.h"
 #include "headless_queue.h"
 #include "login_resume.h"
 #include "metrics_store.h"
@@ -26,10 +27,6 @@
 
 namespace ddpdesk {
 namespace {
-
-void err(const QString& text) {
-  std::cerr << "ddpdesk: " << text.toStdString() << std::endl;
-}
 
 void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   const MetricsStore& store = *c.store();
@@ -78,7 +75,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   const bool attach = !attachDir.isEmpty();
   QString error;
   if (attach && !controller.attach(attachDir, &error)) {
-    err(error);
+    printHeadlessLine(error);
     return 2;
   }
   SignalNotifier signalsIn({SIGINT, SIGTERM});
@@ -98,11 +95,11 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     });
     wait.exec();
     if (interrupted) {
-      err(QStringLiteral("no longer following %1").arg(attachDir));
+      printHeadlessLine(QStringLiteral("no longer following %1").arg(attachDir));
       return 128 + interrupted;
     }
     if (!error.isEmpty()) {
-      err(error);
+      printHeadlessLine(error);
       return 2;
     }
   }
@@ -113,27 +110,27 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     progress.breakLine();
     if (attach) {  // the ranks are not ours: stop watching, leave them running
       signalled = signo;
-      err(QStringLiteral("no longer following %1; its ranks go on").arg(attachDir));
+      printHeadlessLine(QStringLiteral("no longer following %1; its ranks go on").arg(attachDir));
       QCoreApplication::exit(0);
       return;
     }
     if (signalled == 0) {
       signalled = signo;
-      err(QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
+      printHeadlessLine(QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
       controller.stop();
     } else {
-      err(QStringLiteral("killing the ranks"));
+      printHeadlessLine(QStringLiteral("killing the ranks"));
       controller.kill();
     }
   });
   QObject::connect(&controller, &RunController::warning, [&](const QString& w) {
     progress.breakLine();
-    err(QStringLiteral("warning: ") + w);
+    printHeadlessLine(QStringLiteral("warning: ") + w);
   });
   // The Slurm job's state, a line each time it changes (pending with its reason, running, ended).
   QObject::connect(&controller, &RunController::launcherStatusChanged, [&](const QString& text) {
     progress.breakLine();
-    err(text);
+    printHeadlessLine(text);
   });
   QObject::connect(controller.store(), &MetricsStore::updated,
                    [&] { progress.update(controller.store()->progress()); });
@@ -142,17 +139,17 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   stragglers.setStore(controller.store());
   QObject::connect(&stragglers, &StragglerWatch::flagged, [&](int, const QString& text) {
     progress.breakLine();
-    err(QStringLiteral("warning: ") + text);
+    printHeadlessLine(QStringLiteral("warning: ") + text);
   });
   QObject::connect(&stragglers, &StragglerWatch::cleared, [&](int, const QString& text) {
     progress.breakLine();
-    err(text);
+    printHeadlessLine(text);
   });
   QObject::connect(&controller, &RunController::stateChanged,
                    [&](RunController::State s, RunController::State) {
                      if (s == RunController::State::Stopping && signalled == 0) {
                        progress.breakLine();
-                       err(QStringLiteral("the ranks are stopping"));
+                       printHeadlessLine(QStringLiteral("the ranks are stopping"));
                      }
                      if (RunController::isTerminal(s)) QCoreApplication::exit(0);
                    });
@@ -163,17 +160,17 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     // A run ddpdesk submitted to Slurm: the job is followed too, and ends the run.
     if (controller.isSlurm())
       how += QStringLiteral(", Slurm job %1").arg(controller.slurmJob()->jobId());
-    err(QStringLiteral("following %1 (%2)").arg(controller.runDirectory(), how));
+    printHeadlessLine(QStringLiteral("following %1 (%2)").arg(controller.runDirectory(), how));
   } else {
     // Bad input only this machine can tell, before anything is spawned or written.
     const PreStartVerdict verdict = checkBeforeStartNow(spec, controller.workerProgram());
-    if (!verdict.warning.isEmpty()) err(QStringLiteral("warning: ") + verdict.warning);
+    if (!verdict.warning.isEmpty()) printHeadlessLine(QStringLiteral("warning: ") + verdict.warning);
     if (!verdict.ok()) {
-      err(verdict.problem);
+      printHeadlessLine(verdict.problem);
       return 2;
     }
     if (!controller.start(spec, &error)) {
-      err(error);
+      printHeadlessLine(error);
       return 1;
     }
     QStringList pids;
@@ -181,8 +178,8 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     // A Slurm run says where it is once sbatch took it ("job N submitted, ..."): a refused job
     // leaves one line and no directory.
     if (!controller.isSlurm()) {
-      err(QStringLiteral("run directory %1").arg(controller.runDirectory()));
-      err(QStringLiteral("started %1 rank(s) of %2, pids %3")
+      printHeadlessLine(QStringLiteral("run directory %1").arg(controller.runDirectory()));
+      printHeadlessLine(QStringLiteral("started %1 rank(s) of %2, pids %3")
               .arg(controller.worldSize())
               .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
     }
@@ -193,7 +190,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   progress.finish(controller.store()->progress());
   if (attach && !RunController::isTerminal(controller.state())) return 128 + signalled;
   if (controller.failure().rejected) {  // bad input Slurm found: nothing ran, nothing is left
-    err(controller.reason());
+    printHeadlessLine(controller.reason());
     return 2;
   }
   printSummary(controller, stragglers);
@@ -201,10 +198,10 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     case RunController::State::Finished:
       return 0;
     case RunController::State::Stopped:
-      err(controller.reason());
+      printHeadlessLine(controller.reason());
       return 128 + (signalled ? signalled : SIGINT);
     default:
-      err(QStringLiteral("run failed: ") + controller.reason());
+      printHeadlessLine(QStringLiteral("run failed: ") + controller.reason());
       return 1;
   }
 }

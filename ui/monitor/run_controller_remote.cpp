@@ -12,7 +12,6 @@
 namespace ddpdesk {
 namespace {
 
-constexpr int kRemotePollMs = 500;
 // Longer than a remote poll plus its way here: a rank restarting right after a failure is seen
 // before the run is declared over.
 constexpr int kRemoteSettleMs = 2500;
@@ -29,7 +28,7 @@ bool RunController::attachRemote(const QString& url, QString* error) {
   run_dir_path_ = target->url();
   spec_.run_dir = run_dir_path_.toStdString();
   mirror_ = new SshRunMirror(*target, this);
-  if (!mirror_->start(kRemotePollMs, error)) {
+  if (!mirror_->start(SshRunMirror::kPollMs, error)) {
     delete mirror_;
     mirror_ = nullptr;
     return false;

@@ -31,7 +31,6 @@
 namespace ddpdesk {
 namespace {
 
-constexpr int kRemotePollMs = 500;
 // Once Slurm says the job ended, the mirror is up to a remote poll behind the ranks' files: two
 // more complete polls bring their last lines, within this limit when the connection is slow.
 constexpr int kLastPollsMs = 5000;
@@ -191,7 +190,7 @@ void RunController::followRemoteSlurm() {
   mirror_ = new SshRunMirror(
       SshTarget::fromLogin(QString::fromStdString(spec_.slurm_login), slurm_remote_dir_), this);
   QString err;
-  if (!mirror_->start(kRemotePollMs, &err)) {
+  if (!mirror_->start(SshRunMirror::kPollMs, &err)) {
     Q_EMIT warning(err);
     delete mirror_;
     mirror_ = nullptr;

@@ -36,7 +36,9 @@ class SshRunMirror : public QObject {
 
   // Creates the mirror directory and starts ssh; false with *error when the directory cannot be
   // made. `pollMs`: the remote loop's interval.
-  bool start(int pollMs = 500, QString* error = nullptr);
+  // How often a followed remote run's files are read, unless a caller asks otherwise.
+  static constexpr int kPollMs = 500;
+  bool start(int pollMs = kPollMs, QString* error = nullptr);
   void stop();  // kills ssh (no failed())
 
   QString directory() const;  // the local mirror of the run directory
