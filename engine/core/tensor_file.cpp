@@ -17,10 +17,6 @@ namespace {
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "ddpdesk reads safetensors data in place and needs a little-endian machine");
 
-[[noreturn]] void fail(const std::string& message) {
-  throw TensorFileError(message);
-}
-
 bool starts_with(const MappedFile& file, const unsigned char* magic, std::size_t n) {
   return file.size() >= n && std::memcmp(file.data(), magic, n) == 0;
 }
@@ -46,7 +42,7 @@ torch::ScalarType scalar_type(const std::string& dtype) {
   if (dtype == "F32") return torch::kFloat;
   if (dtype == "F64") return torch::kDouble;
   // parse_safetensors already refused every other dtype.
-  fail("dtype " + dtype + " is not supported");
+  throw TensorFileError("dtype " + dtype + " is not supported");
 }
 
 std::map<std::string, torch::Tensor> load_safetensors(std::shared_ptr<MappedFile> file) {
@@ -64,8 +60,8 @@ std::map<std::string, torch::Tensor> load_safetensors(std::shared_ptr<MappedFile
       // A bool byte other than 0 or 1 is undefined behaviour in C++ and in Torch's kernels.
       for (std::size_t i = 0; i < bytes; ++i)
         if (p[i] > 1)
-          fail("tensor '" + e.name + "': BOOL element " + std::to_string(i) + " is byte " +
-               std::to_string(p[i]) + ", not 0 or 1");
+          throw TensorFileError("tensor '" + e.name + "': BOOL element " + std::to_string(i) +
+                                " is byte " + std::to_string(p[i]) + ", not 0 or 1");
     }
     const std::size_t element = safetensors_element_size(e.dtype);
     if (reinterpret_cast<std::uintptr_t>(p) % element != 0) {
@@ -135,12 +131,14 @@ std::optional<std::vector<char>> diagnose_archive(const MappedFile& file) {
   const auto [pkl_ptr, pkl_size] = reader.getRecord("data.pkl");
   const std::string pkl(static_cast<const char*>(pkl_ptr.get()), pkl_size);
   if (pkl.size() >= 2 && pkl[0] == '\x80' && pkl[1] != 2)
-    fail("the archive was pickled with protocol " +
-         std::to_string(static_cast<unsigned char>(pkl[1])) +
-         "; LibTorch reads only protocol 2, torch.save's default (leave pickle_protocol out)");
+    throw TensorFileError(
+        "the archive was pickled with protocol " +
+        std::to_string(static_cast<unsigned char>(pkl[1])) +
+        "; LibTorch reads only protocol 2, torch.save's default (leave pickle_protocol out)");
   // collections.OrderedDict (what state_dict() returns) is rebuilt in a way LibTorch cannot use.
   if (pkl.size() > 27 && pkl.compare(2, 25, "ccollections\nOrderedDict\n") == 0)
-    fail("the torch.save file holds a collections.OrderedDict; save a plain dict (dict(d))");
+    throw TensorFileError(
+        "the torch.save file holds a collections.OrderedDict; save a plain dict (dict(d))");
 
   const auto rewritten = single_setitem_as_setitems(pkl);
   if (!rewritten) return std::nullopt;
@@ -167,9 +165,10 @@ auto torch_call(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const c10::Error& e) {
-    fail("cannot read the torch.save archive: " + first_line(e.what_without_backtrace()));
+    throw TensorFileError("cannot read the torch.save archive: " +
+                          first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    fail("cannot read the torch.save archive: " + first_line(e.what()));
+    throw TensorFileError("cannot read the torch.save archive: " + first_line(e.what()));
   }
 }
 
@@ -193,16 +192,17 @@ std::map<std::string, torch::Tensor> load_torch_save(const MappedFile& file) {
     value = torch_call([&] { return torch::pickle_load(*rewritten); });
   }
   if (!value.isGenericDict())
-    fail("the torch.save file holds " + describe(value) + ", not a dict of str -> Tensor");
+    throw TensorFileError("the torch.save file holds " + describe(value) +
+                          ", not a dict of str -> Tensor");
   std::map<std::string, torch::Tensor> out;
   for (const auto& kv : value.toGenericDict()) {
     if (!kv.key().isString())
-      fail("the torch.save dict has a key that is " + describe(kv.key()) +
-           ", not a str (a dict of str -> Tensor is needed)");
+      throw TensorFileError("the torch.save dict has a key that is " + describe(kv.key()) +
+                            ", not a str (a dict of str -> Tensor is needed)");
     const std::string name = kv.key().toStringRef();
     if (!kv.value().isTensor())
-      fail("the torch.save dict's entry '" + name + "' is " + describe(kv.value()) +
-           ", not a tensor");
+      throw TensorFileError("the torch.save dict's entry '" + name + "' is " +
+                            describe(kv.value()) + ", not a tensor");
     out[name] = kv.value().toTensor();
   }
   return out;
@@ -215,7 +215,7 @@ std::map<std::string, torch::Tensor> load_tensor_file(const std::string& path) {
   static const unsigned char zip[] = {'P', 'K', 0x03, 0x04};
   if (starts_with(*file, zip, sizeof zip)) return load_torch_save(*file);
   if (is_legacy_torch_save(*file))
-    fail(
+    throw TensorFileError(
         "this is a legacy torch.save file; save it again with the default zip format "
         "(torch.save(..., _use_new_zipfile_serialization=True), the default since PyTorch 1.6)");
   return load_safetensors(std::move(file));

@@ -3,8 +3,12 @@
 
 namespace ddpdesk {
 
-const char* gemm_backend() { return "BLAS"; }
+const char* gemm_backend() {
+  return "BLAS";
+}
 
-std::uint64_t gemm_backend_calls() { return 0; }
+std::uint64_t gemm_backend_calls() {
+  return 0;
+}
 
 }  // namespace ddpdesk

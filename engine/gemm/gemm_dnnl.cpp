@@ -31,7 +31,9 @@ FortranSgemm blas_sgemm() {
 
 // BLAS transposition letters ('N', 'T', 'C', any case) as oneDNN's: a real matrix's conjugate
 // transpose is its transpose.
-char transposition(char t) { return t == 'N' || t == 'n' ? 'N' : 'T'; }
+char transposition(char t) {
+  return t == 'N' || t == 'n' ? 'N' : 'T';
+}
 
 // C := beta C over the m x n column-major matrix, beta == 0 writing zeros whatever C held.
 void scale_columns(int m, int n, float beta, float* c, int ldc) {
@@ -46,9 +48,13 @@ void scale_columns(int m, int n, float beta, float* c, int ldc) {
 
 namespace ddpdesk {
 
-const char* gemm_backend() { return "oneDNN"; }
+const char* gemm_backend() {
+  return "oneDNN";
+}
 
-std::uint64_t gemm_backend_calls() { return g_calls.load(std::memory_order_relaxed); }
+std::uint64_t gemm_backend_calls() {
+  return g_calls.load(std::memory_order_relaxed);
+}
 
 }  // namespace ddpdesk
 
@@ -66,9 +72,8 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
     scale_columns(*m, *n, *beta, c, *ldc);
     return;
   }
-  const dnnl_status_t status =
-      dnnl_sgemm(transposition(*transb), transposition(*transa), *n, *m, *k, *alpha, b, *ldb, a,
-                 *lda, *beta, c, *ldc);
+  const dnnl_status_t status = dnnl_sgemm(transposition(*transb), transposition(*transa), *n, *m,
+                                          *k, *alpha, b, *ldb, a, *lda, *beta, c, *ldc);
   if (status == dnnl_success) {
     g_calls.fetch_add(1, std::memory_order_relaxed);
     return;

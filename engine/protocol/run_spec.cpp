@@ -21,7 +21,6 @@ using spec_fields::Field;
 using spec_fields::find_field;
 using spec_fields::Kind;
 
-
 // Converts a JSON value (or CLI string) to the field's kind; nullopt when it cannot.
 std::optional<json> convert(const Field& f, const json& v) {
   switch (f.kind) {

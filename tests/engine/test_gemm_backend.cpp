@@ -6,8 +6,8 @@
 
 #include <array>
 #include <cmath>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -21,12 +21,18 @@ using Sgemm = void (*)(const char*, const char*, const int*, const int*, const i
                        const float*, const int*, const float*, const int*, const float*, float*,
                        const int*);
 
-bool on_onednn() { return std::string(ddpdesk::gemm_backend()) == "oneDNN"; }
+bool on_onednn() {
+  return std::string(ddpdesk::gemm_backend()) == "oneDNN";
+}
 
 // The sgemm_ LibTorch binds to (the first in the process's lookup order: the executable's), and
 // the BLAS's one behind it.
-Sgemm process_sgemm() { return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_")); }
-Sgemm blas_sgemm() { return reinterpret_cast<Sgemm>(dlsym(RTLD_NEXT, "sgemm_")); }
+Sgemm process_sgemm() {
+  return reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
+}
+Sgemm blas_sgemm() {
+  return reinterpret_cast<Sgemm>(dlsym(RTLD_NEXT, "sgemm_"));
+}
 
 struct Case {
   char ta, tb;
@@ -54,8 +60,8 @@ void expect_same_as_blas(const Case& c, std::mt19937& gen) {
   const auto b = random_floats(static_cast<std::size_t>(ldb) * std::max(1, b_cols), gen);
   const auto c0 = random_floats(static_cast<std::size_t>(ldc) * std::max(1, c.n), gen);
   auto ours = c0, theirs = c0;
-  process_sgemm()(&c.ta, &c.tb, &c.m, &c.n, &c.k, &c.alpha, a.data(), &lda, b.data(), &ldb,
-                  &c.beta, ours.data(), &ldc);
+  process_sgemm()(&c.ta, &c.tb, &c.m, &c.n, &c.k, &c.alpha, a.data(), &lda, b.data(), &ldb, &c.beta,
+                  ours.data(), &ldc);
   blas_sgemm()(&c.ta, &c.tb, &c.m, &c.n, &c.k, &c.alpha, a.data(), &lda, b.data(), &ldb, &c.beta,
                theirs.data(), &ldc);
   for (int j = 0; j < c.n; ++j)
@@ -82,8 +88,7 @@ TEST(GemmBackend, EverySgemmCallComputesWhatTheBlasComputes) {
     for (const char tb : {'N', 'T', 'c'})
       for (const auto& [m, n, k] : std::vector<std::array<int, 3>>{
                {64, 512, 784}, {10, 64, 256}, {1, 7, 3}, {5, 1, 9}, {3, 4, 1}, {17, 33, 65}})
-        for (const int pad : {0, 3})
-          expect_same_as_blas({ta, tb, m, n, k, 1.f, 0.f, pad}, gen);
+        for (const int pad : {0, 3}) expect_same_as_blas({ta, tb, m, n, k, 1.f, 0.f, pad}, gen);
   // alpha and beta as addmm passes them, and the BLAS's special cases: beta 0 ignores what C
   // held, alpha 0 only scales C, empty shapes change nothing.
   for (const auto& c : std::vector<Case>{{'N', 'N', 8, 6, 5, 0.5f, 2.f, 1},
@@ -119,8 +124,8 @@ TEST(GemmBackend, LibTorchMatrixProductsArriveAtOnednn) {
   EXPECT_GE(ddpdesk::gemm_backend_calls() - before, 2u);
   // The same products in double precision (dgemm_, the BLAS's): float rounding apart, equal.
   const auto w = layer->weight.detach().to(torch::kDouble);
-  const auto expected = torch::addmm(layer->bias.detach().to(torch::kDouble),
-                                     x.to(torch::kDouble), w.t());
+  const auto expected =
+      torch::addmm(layer->bias.detach().to(torch::kDouble), x.to(torch::kDouble), w.t());
   EXPECT_TRUE(torch::allclose(y.detach().to(torch::kDouble), expected, 1e-5, 1e-5));
   const auto grad_expected = torch::ones({64, 512}, torch::kDouble).t().mm(x.to(torch::kDouble));
   EXPECT_TRUE(torch::allclose(layer->weight.grad().to(torch::kDouble), grad_expected, 1e-5, 1e-4));

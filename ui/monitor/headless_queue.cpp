@@ -102,10 +102,10 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];
     if (e.state == QueueEntry::State::Failed) failed = true;
     printHeadlessLine(QStringLiteral("queue: run %1/%2 %3%4")
-            .arg(queue.indexOf(id) + 1)
-            .arg(total)
-            .arg(QueueEntry::stateName(e.state))
-            .arg(e.reason.isEmpty() ? QString() : QStringLiteral(": ") + e.reason));
+                          .arg(queue.indexOf(id) + 1)
+                          .arg(total)
+                          .arg(QueueEntry::stateName(e.state))
+                          .arg(e.reason.isEmpty() ? QString() : QStringLiteral(": ") + e.reason));
   });
   QObject::connect(&queue, &RunQueue::idle, [&] { QCoreApplication::exit(0); });
 
@@ -145,16 +145,17 @@ int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
     return 2;
   }
   printHeadlessLine(QStringLiteral("queue %1: %2 entries, %3 to run")
-          .arg(queue.path())
-          .arg(queue.entries().size())
-          .arg(queue.pendingCount()));
+                        .arg(queue.path())
+                        .arg(queue.entries().size())
+                        .arg(queue.pendingCount()));
   return runQueue(controller, queue, stopOnFailure);
 }
 
 int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) {
-    printHeadlessLine(QStringLiteral("invalid --sweep '%1': cannot read it (%2)").arg(path, f.errorString()));
+    printHeadlessLine(
+        QStringLiteral("invalid --sweep '%1': cannot read it (%2)").arg(path, f.errorString()));
     return 2;
   }
   const QByteArray text = f.readAll();
@@ -164,7 +165,8 @@ int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
     return 2;
   }
   for (const SweepSkip& s : plan.skipped)
-    printHeadlessLine(QStringLiteral("sweep: skipped %1: %2")
+    printHeadlessLine(
+        QStringLiteral("sweep: skipped %1: %2")
             .arg(QString::fromStdString(s.fields.dump()), QString::fromStdString(s.reason)));
   QString error;
   const QString dir = SweepDirectory::create(plan, text, &error);
@@ -177,7 +179,8 @@ int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   queue.load(SweepDirectory::queuePath(dir));  // no file yet: an empty queue kept there
   queue.setStopOnFailure(plan.stop_on_failure);
   SweepDirectory::addRuns(plan, dir, &queue);
-  printHeadlessLine(QStringLiteral("sweep directory %1: %2 run(s), %3 skipped (after a crash, continue with "
+  printHeadlessLine(
+      QStringLiteral("sweep directory %1: %2 run(s), %3 skipped (after a crash, continue with "
                      "--queue %4)")
           .arg(dir)
           .arg(plan.runs.size())
@@ -215,9 +218,9 @@ int QueueOptions::check(const CLI::App& app) const {
         o->get_name() == "--headless")
       continue;
     printHeadlessLine(QStringLiteral("%1 cannot be used with %2: put run spec fields in the file")
-            .arg(QString::fromStdString(o->get_name()), queueOption_->count() > 0
-                                                            ? QStringLiteral("--queue")
-                                                            : QStringLiteral("--sweep")));
+                          .arg(QString::fromStdString(o->get_name()),
+                               queueOption_->count() > 0 ? QStringLiteral("--queue")
+                                                         : QStringLiteral("--sweep")));
     return 2;
   }
   return -1;

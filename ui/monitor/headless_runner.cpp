@@ -116,7 +116,8 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     }
     if (signalled == 0) {
       signalled = signo;
-      printHeadlessLine(QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
+      printHeadlessLine(
+          QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
       controller.stop();
     } else {
       printHeadlessLine(QStringLiteral("killing the ranks"));
@@ -164,7 +165,8 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   } else {
     // Bad input only this machine can tell, before anything is spawned or written.
     const PreStartVerdict verdict = checkBeforeStartNow(spec, controller.workerProgram());
-    if (!verdict.warning.isEmpty()) printHeadlessLine(QStringLiteral("warning: ") + verdict.warning);
+    if (!verdict.warning.isEmpty())
+      printHeadlessLine(QStringLiteral("warning: ") + verdict.warning);
     if (!verdict.ok()) {
       printHeadlessLine(verdict.problem);
       return 2;
@@ -180,8 +182,8 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     if (!controller.isSlurm()) {
       printHeadlessLine(QStringLiteral("run directory %1").arg(controller.runDirectory()));
       printHeadlessLine(QStringLiteral("started %1 rank(s) of %2, pids %3")
-              .arg(controller.worldSize())
-              .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
+                            .arg(controller.worldSize())
+                            .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
     }
   }
   // A rank that fails at once can end the run before the loop starts; exit() would be lost.
