@@ -5,8 +5,8 @@
 
 namespace ddpdesk {
 
-// "oneDNN" when this build routes LibTorch's sgemm_ calls to oneDNN (gemm_dnnl.cpp), "BLAS" when
-// they go to the system's BLAS as LibTorch linked it.
+// "oneDNN" when this process routes LibTorch's sgemm_ calls to oneDNN (a build with oneDNN, on a
+// CPU with AVX-512: gemm_dnnl.cpp), "BLAS" when they go to the system's BLAS.
 const char* gemm_backend();
 
 // Matrix products oneDNN has computed in this process (0 with the BLAS): a test can see that

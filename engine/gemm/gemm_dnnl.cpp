@@ -1,10 +1,12 @@
 // LibTorch computes every float matrix product through the Fortran BLAS symbol sgemm_, which
 // Debian's build takes from the system BLAS (OpenBLAS). A ddpdesk step is mostly such products
 // (fmnist-mlp: about 0.2 GFLOP per 64 samples), and oneDNN's sgemm, already loaded as a
-// dependency of LibTorch, runs the layer shapes at about twice OpenBLAS's speed on the same core
-// (AVX-512 kernels made for the CPU at run time). Every binary that links the engine defines
+// dependency of LibTorch, runs the layer shapes at about twice OpenBLAS's speed on a core with
+// AVX-512 (kernels made for the CPU at run time). Every binary that links the engine defines
 // sgemm_ itself and exports it (engine/CMakeLists.txt), so the dynamic linker binds LibTorch's
-// calls here before the BLAS's. A call oneDNN refuses goes on to the BLAS's own sgemm_.
+// calls here before the BLAS's. Without AVX-512 oneDNN is the slower one (64 x 512 x 784 on one
+// core: 267 us with AVX-512, 799 us on its AVX2 kernels, 700 us on OpenBLAS's), so there, and
+// for any call oneDNN refuses, the product goes on to the BLAS's own sgemm_.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -29,6 +31,16 @@ FortranSgemm blas_sgemm() {
   return fn;
 }
 
+// oneDNN when its kernels for this CPU have AVX-512 (DNNL_MAX_CPU_ISA can cap them), decided once.
+bool onednn_chosen() {
+  static const bool chosen = [] {
+    const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    const unsigned avx512 = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+    return (isa & avx512) == avx512;  // the ISA values are nested bit sets
+  }();
+  return chosen;
+}
+
 // BLAS transposition letters ('N', 'T', 'C', any case) as oneDNN's: a real matrix's conjugate
 // transpose is its transpose.
 char transposition(char t) {
@@ -49,7 +61,7 @@ void scale_columns(int m, int n, float beta, float* c, int ldc) {
 namespace ddpdesk {
 
 const char* gemm_backend() {
-  return "oneDNN";
+  return onednn_chosen() ? "oneDNN" : "BLAS";
 }
 
 std::uint64_t gemm_backend_calls() {
@@ -65,6 +77,10 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
                        const int* k, const float* alpha, const float* a, const int* lda,
                        const float* b, const int* ldb, const float* beta, float* c,
                        const int* ldc) {
+  if (!onednn_chosen()) {
+    blas_sgemm()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
   if (*m <= 0 || *n <= 0) return;
   // Nothing to multiply: the reference BLAS then only scales C (0 * NaN stays out), and reads
   // neither A nor B; oneDNN would leave C as it was for k == 0.

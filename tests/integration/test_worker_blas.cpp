@@ -36,9 +36,16 @@ TEST(WorkerBlas, ProbeNamesTheKernelSetOpenblasRuns) {
   EXPECT_FALSE(chosen.empty());
 }
 
-// The library LibTorch's matrix products run on in the worker: oneDNN where the build found it.
-TEST(WorkerBlas, ProbeNamesTheMatrixProductLibraryTheBuildChose) {
-  EXPECT_EQ(probe().value("gemm", std::string("(missing)")), DDPDESK_GEMM_BACKEND);
+// The library LibTorch's matrix products run on in the worker: oneDNN where the build found it and
+// its kernels for this CPU have AVX-512 (oneDNN's avx512_core: F, BW, VL and DQ), the BLAS
+// otherwise; capped below AVX-512 (oneDNN's own DNNL_MAX_CPU_ISA), the BLAS on any machine.
+TEST(WorkerBlas, ProbeNamesTheMatrixProductLibraryForThisBuildAndCpu) {
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const std::string build = DDPDESK_GEMM_BACKEND;
+  EXPECT_EQ(probe().value("gemm", std::string("(missing)")),
+            build == "oneDNN" && avx512 ? "oneDNN" : "BLAS");
+  EXPECT_EQ(probe({{"DNNL_MAX_CPU_ISA", "AVX2"}}).value("gemm", std::string("(missing)")), "BLAS");
 }
 
 }  // namespace
