@@ -63,9 +63,14 @@ endfunction()
 # nlohmann-json, simdjson) are parsed, and their templates instantiated, once per batch.
 option(DDPDESK_UNITY "Compile the many-file libraries in batches (unity build)" ON)
 
+# A unity source includes the real ones by absolute path, so __FILE__ (LibTorch's TORCH_CHECK
+# messages) would name the checkout in the installed binaries (test_install looks for that):
+# the prefix map writes those paths relative to it, as a source compiled on its own gets them.
+#
 # ddpdesk_unity(TARGET): TARGET's sources in batches of 8.
 function(ddpdesk_unity target)
   if(DDPDESK_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    target_compile_options(${target} PRIVATE "-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=")
   endif()
 endfunction()
