@@ -15,6 +15,8 @@ rounds=${1:-2}
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "bench: needs python3-torch"; exit 1; }
 export OMP_NUM_THREADS=1 PATH=/usr/bin:$PATH
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)
+# Where ddpdesk's matrix products run (oneDNN or the BLAS; engine/gemm); Python's use the BLAS.
+gemm=$("$worker" --probe 2>/dev/null | sed -n 's/.*"gemm":"\([^"]*\)".*/\1/p')
 
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | tail -n 1; }
 best() { sort -g | tail -n 1; }
@@ -54,7 +56,7 @@ row() {  # name python ddpdesk target
   awk -v n="$1" -v p="$2" -v c="$3" -v t="$4" \
     'BEGIN { printf "| %-34s | %10.0f | %10.0f | %6.2fx | %s |\n", n, p, c, (p > 0 ? c / p : 0), t }'
 }
-echo "BLAS: $blas; OMP_NUM_THREADS=1; best of $rounds rounds"
+echo "BLAS: $blas; ddpdesk's matrix products: ${gemm:-unknown}; OMP_NUM_THREADS=1; best of $rounds rounds"
 echo "| case (world=2, CPU)                | Python s/s | ddpdesk s/s |  ratio | target |"
 echo "|------------------------------------|-----------:|-----------:|-------:|--------|"
 row "seed task, batch 4, 10 epochs" "$(printf '%s\n' "${seed_py[@]}" | best)" \

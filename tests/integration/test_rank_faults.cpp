@@ -92,7 +92,9 @@ TEST(RankFaults, KilledRankFailsTheOthersFastWithSharedMemory) {
   std::mt19937 rng(rd());
   for (int round = 0; round < 3; ++round) {
     const int victim = static_cast<int>(rng() % 3);
-    const std::int64_t step = 20 + static_cast<std::int64_t>(rng() % 1500);
+    // Anywhere in the first epoch's first 400 steps (2,500 in the epoch): three ranks share two
+    // cores here, so each step further costs the suite time and finds nothing new.
+    const std::int64_t step = 20 + static_cast<std::int64_t>(rng() % 380);
     SCOPED_TRACE("victim rank " + std::to_string(victim) + " at step " + std::to_string(step));
     kill_a_rank_mid_run("shm", victim, step);
   }
