@@ -3,7 +3,8 @@
 // second loop given MirrorStream::resumeState() goes on at the mirrored offsets of the metrics
 // file and the rank's output file (no restart, no byte twice, the pid of the last hello checked
 // at once), and still reads a file again from
-// its start when it was rewritten, truncated or replaced while nothing followed it. A
+// its start when it was rewritten, truncated or replaced while nothing followed it. A file
+// that shrank between the loop's stat and its read goes on from the bytes sent. A
 // connection cut inside a record leaves the mirror at the last whole record.
 #include <unistd.h>
 
@@ -34,20 +35,28 @@ void write(const QString& path, const QByteArray& bytes, QIODevice::OpenMode mod
   QCOMPARE(f.write(bytes), bytes.size());
 }
 
-// One run of the loop on `dir` with `resume`, until the end of its first poll; its output.
-QByteArray onePoll(const QString& dir, const QStringList& resume) {
+// One run of the loop on `dir` with `resume`, until the end of its `count`th poll; its output.
+QByteArray polls(const QString& dir, const QStringList& resume, int count = 1,
+                 const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess sh;
+  sh.setProcessEnvironment(env);
   sh.start(QStringLiteral("sh"),
            QStringList{QStringLiteral("-c"), remoteFollowScript(), QStringLiteral("ddpdesk-follow"),
                        dir, QStringLiteral("0.05")} +
                resume);
   QByteArray out;
-  while (!out.startsWith("T\n") && !out.contains("\nT\n") && sh.waitForReadyRead(10000))
+  while (out.count("\nT\n") < count && sh.waitForReadyRead(10000))
     out += sh.readAllStandardOutput();
   sh.kill();
   sh.waitForFinished();
   out += sh.readAllStandardOutput();
-  return out.left(out.indexOf("\nT\n") + 3);  // the first poll, whole
+  qsizetype end = -1;
+  for (int i = 0; i < count; ++i) end = out.indexOf("\nT\n", end + 1);
+  return out.left(end + 3);  // the polls, whole
+}
+
+QByteArray onePoll(const QString& dir, const QStringList& resume) {
+  return polls(dir, resume);
 }
 
 QByteArray hello(qint64 pid) {
@@ -127,6 +136,44 @@ class TestRemoteFollowResume : public QObject {
       QCOMPARE(m.resetReason(0), QString::fromLatin1(c.name));
       QCOMPARE(readAll(RunFollower::rankFile(local.path(), 0)), readAll(file));
     }
+  }
+
+  // A file truncated between the loop's stat and its read: the loop sends fewer bytes than the
+  // stat promised. It must go on from the bytes it sent (what the mirror holds), else its next
+  // poll finds the file "shorter" than its offset and sends it all again. The stat that saw the
+  // file before the truncation is a `stat` on PATH adding 500 bytes to the first size it tells.
+  void aFileThatShrankUnderTheReadGoesOnFromTheBytesSent() {
+    QTemporaryDir remote, local, bin;
+    QVERIFY(QDir().mkpath(remote.path() + "/metrics"));
+    const QString file = RunFollower::rankFile(remote.path(), 0);
+    const QByteArray content = hello(31) + "{\"type\":\"step\",\"step\":1}\n";
+    write(file, content, QIODevice::WriteOnly);
+    const QString stale = bin.path() + "/stat";
+    write(stale,
+          "#!/bin/sh\nout=$(/usr/bin/stat \"$@\") || exit 1\n"
+          "[ -e \"$0.seen\" ] && { echo \"$out\"; exit 0; }\n"
+          ": > \"$0.seen\"; set -- $out; echo \"$1 $(($2 + 500))\"\n",
+          QIODevice::WriteOnly);
+    QVERIFY(QFile::setPermissions(stale, QFile::permissions(stale) | QFileDevice::ExeOwner));
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PATH"), bin.path() + ":" + env.value(QStringLiteral("PATH")));
+    const QByteArray out = polls(remote.path(), {}, 3, env);
+    QVERIFY2(QFile::exists(stale + ".seen"), out.constData());  // the stale size was told
+    QCOMPARE(out.count("\nR 0 "), qsizetype(1));                // "new", and no other
+    QVERIFY2(out.contains("\nD 0 0 "), out.constData());
+    QVERIFY2(!out.contains("\nD 0 " + QByteArray::number(content.size() + 500)), out.constData());
+    MirrorStream m(local.path());
+    QString error;
+    QVERIFY2(m.feed(out.constData(), std::size_t(out.size()), &error), qPrintable(error));
+    QCOMPARE(readAll(RunFollower::rankFile(local.path(), 0)), content);
+    QCOMPARE(m.resets(), qint64(0));
+    // The file grows on: the loop's offset is the mirror's, so the new bytes continue it.
+    write(file, "{\"type\":\"step\",\"step\":2}\n", QIODevice::Append);
+    m.newConnection();
+    const QByteArray more = onePoll(remote.path(), m.resumeState());
+    QVERIFY2(m.feed(more.constData(), std::size_t(more.size()), &error), qPrintable(error));
+    QCOMPARE(readAll(RunFollower::rankFile(local.path(), 0)), readAll(file));
+    QCOMPARE(m.resets(), qint64(0));
   }
 
   void aConnectionCutInsideARecordLeavesTheLastWholeOne() {

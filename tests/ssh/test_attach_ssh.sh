@@ -83,7 +83,9 @@ head -c 1500 "$tmp/r0" >"$m/rank-0.jsonl"  # ends inside a line
 head -c 2100 "$tmp/r1" >"$m/rank-1.jsonl"
 seen_by_both "step " "$tmp/l3.out" "$tmp/a3.out"
 sleep 1  # both files, written together, are read in a poll or two of each other
-head -c 900 "$tmp/r1" >"$m/rank-1.jsonl"  # truncated in place, shorter
+# Truncated in place, shorter, in one call (`head -c 900 >` empties the file first: a follower
+# polling in that moment saw an empty file, and the rewrite below as new lines, not a rewrite).
+truncate -s 900 "$m/rank-1.jsonl"
 seen_by_both "rank 1's metrics file was truncated" "$tmp/l3.err" "$tmp/a3.err"
 # Rewritten in place, longer than before: overwritten from its start without truncating first
 # (`>` empties the file, and a follower polling in that moment saw a truncation, then the new

@@ -35,11 +35,12 @@ void MetricsTail::restart() {
   lines_.clear();
 }
 
-bool MetricsTail::prefixChanged(int fd) const {
-  if (prefix_.empty()) return false;
+QString MetricsTail::prefixChange(int fd) const {
+  if (prefix_.empty()) return {};
   std::string now(prefix_.size(), '\0');
   const ssize_t got = read_at(fd, now.data(), now.size(), 0);
-  return got != ssize_t(prefix_.size()) || now != prefix_;
+  if (got < ssize_t(prefix_.size())) return QStringLiteral("truncated");
+  return now == prefix_ ? QString() : QStringLiteral("rewritten");
 }
 
 MetricsTail::Poll MetricsTail::poll(const std::function<void(std::string_view)>& on_line) {
@@ -59,9 +60,9 @@ MetricsTail::Poll MetricsTail::poll(const std::function<void(std::string_view)>&
   } else if (known_ && st.st_size < offset_) {
     p.restarted = true;
     p.restartReason = QStringLiteral("truncated");
-  } else if (known_ && prefixChanged(fd)) {
-    p.restarted = true;
-    p.restartReason = QStringLiteral("rewritten");
+  } else if (known_) {
+    p.restartReason = prefixChange(fd);
+    p.restarted = !p.restartReason.isEmpty();
   }
   if (p.restarted) restart();
   known_ = true;

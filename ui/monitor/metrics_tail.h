@@ -39,7 +39,9 @@ class MetricsTail {
 
  private:
   void restart();
-  bool prefixChanged(int fd) const;
+  // Why the file is no longer the one read so far, judged by its first bytes now; empty if it
+  // still is. Fewer of them than were read: truncated after fstat() gave its size.
+  QString prefixChange(int fd) const;
 
   QString path_;
   qint64 max_bytes_;

@@ -4,11 +4,14 @@ namespace ddpdesk {
 
 // Files are named by a key: N for metrics/rank-N.jsonl, LN for the rank's output, rank-N.log
 // (no pid check, no scan for hellos). Per file the loop keeps i<K> (inode), o<K> (bytes sent),
-// p<K> (cksum of the first
-// min(o,128) bytes: a file rewritten in place from its start changes them; the hello, with its
-// pid, comes first). The file is opened once per poll (fd 3) and stat'ed and read through that
-// descriptor, so inode, size and bytes belong to one file even while it is being replaced.
-// A read cut short by a truncation is caught by the next poll (size below the offset).
+// b<K> (base64 of the first min(o,128) bytes sent) and p<K> (their cksum, "CRC LENGTH": a file
+// rewritten in place from its start changes them; the hello, with its pid, comes first). The
+// file is opened once per poll (fd 3) and stat'ed and read through that descriptor (its first
+// bytes through /dev/fd/3, a fresh offset on the same file), so inode, size and bytes belong
+// to one file even while it is being replaced. The file can shrink between the stat and a
+// read: fewer first bytes than were sent is a truncation, and the offset grows by the bytes
+// actually sent, never by the size the stat saw (else the mirror and this loop disagree on
+// where the file goes on, and lines are sent twice).
 //
 // A reconnecting follow passes what its mirror holds (key:inode:bytes:base64 of the first
 // min(bytes,128) of them), so the loop goes on where the last connection left off: the same
@@ -41,7 +44,7 @@ for s; do
          [ "$pid" = 0 ] && pid= ;;
     esac
   fi
-  eval "i$k=\$ino o$k=\$oo p$k=\$op h$k=\$pid l$k=\$ls"
+  eval "i$k=\$ino o$k=\$oo p$k=\$op b$k=\$b h$k=\$pid l$k=\$ls"
 done
 if [ -f spec.json ]; then printf 'S '; base64 -w 0 < spec.json; echo; fi
 echo "H 1 $(uname -n)" || exit 0
@@ -53,7 +56,7 @@ while :; do
       *) n=${f#rank-}; n=${n%.log}; k=L$n ;;
     esac
     case $n in ''|*[!0-9]*) continue ;; esac
-    eval "oi=\${i$k-} oo=\${o$k-0} op=\${p$k-} pid=\${h$k-} ls=\${l$k-0}"
+    eval "oi=\${i$k-} oo=\${o$k-0} op=\${p$k-} pb=\${b$k-} pid=\${h$k-} ls=\${l$k-0}"
     if [ -n "$pid" ]; then
       if kill -0 "$pid" 2>/dev/null || ps -p "$pid" >/dev/null 2>&1; then a=1; else a=0; fi
       echo "A $n $pid $a" || exit 0
@@ -65,17 +68,25 @@ while :; do
     if [ "$ino" != "$oi" ]; then
       if [ -n "$oi" ]; then why=replaced; else why=new; fi
     elif [ "$size" -lt "$oo" ]; then why=truncated
-    elif [ "$oo" -gt 0 ] && [ "$(head -c $((oo < 128 ? oo : 128)) "$f" | cksum)" != "$op" ]; then
-      why=rewritten
+    elif [ "$oo" -gt 0 ]; then
+      c=$((oo < 128 ? oo : 128)); now=$(head -c "$c" /dev/fd/3 | cksum)
+      if [ "${now#* }" -lt "$c" ]; then why=truncated; elif [ "$now" != "$op" ]; then why=rewritten; fi
     fi
-    if [ -n "$why" ]; then oo=0; op=; pid=; ls=0; echo "R $k $why $ino" || exit 0; fi
+    if [ -n "$why" ]; then oo=0; op=; pb=; pid=; ls=0; echo "R $k $why $ino" || exit 0; fi
     if [ "$size" -gt "$oo" ]; then
       len=$((size - oo)); [ "$len" -gt 4194304 ] && len=4194304
-      printf 'D %s %s ' "$k" "$oo"
-      tail -c +$((oo + 1)) <&3 | head -c "$len" | base64 -w 0
-      echo || exit 0
-      [ "$oo" -lt 128 ] && op=$(head -c $((oo + len < 128 ? oo + len : 128)) "$f" | cksum)
-      oo=$((oo + len))
+      d=$(tail -c +$((oo + 1)) <&3 | head -c "$len" | base64 -w 0)
+      case $d in *==) got=2 ;; *=) got=1 ;; *) got=0 ;; esac
+      got=$((${#d} / 4 * 3 - got))
+    else got=0
+    fi
+    if [ "$got" -gt 0 ]; then
+      echo "D $k $oo $d" || exit 0
+      if [ "$oo" -lt 128 ]; then  # the first bytes as sent: what the next poll compares
+        pb=$({ printf '%s' "$pb" | base64 -d; printf '%s' "$d" | base64 -d | head -c $((128 - oo)); } | base64 -w 0)
+        op=$(printf '%s' "$pb" | base64 -d | cksum)
+      fi
+      oo=$((oo + got))
       # The pid of the last hello among the complete lines sent (a resumed rank appends a new
       # hello); ls: where the first line not yet complete starts.
       if [ "$k" = "$n" ]; then  # a metrics file: its hellos name the pid to check
@@ -84,7 +95,7 @@ while :; do
       fi
     fi
     exec 3<&-
-    eval "i$k=\$ino o$k=\$oo p$k=\$op h$k=\$pid l$k=\$ls"
+    eval "i$k=\$ino o$k=\$oo p$k=\$op b$k=\$pb h$k=\$pid l$k=\$ls"
   done
   echo T || exit 0
   sleep "$iv"
