@@ -19,12 +19,12 @@ no_rank_left() {  # no worker of this test's runs is alive
 reference_run
 
 # Stops: stop_when NAME CONDITION runs ddpdesk on a Slurm job in $tmp/NAME (its output in
-# $tmp/NAME.out/.err; more flags in stop_args) with rank 0 slowed (40 ms per micro-step) so a stop
+# $tmp/NAME.out/.err; more flags in stop_args) with rank 0 slowed (150 ms per micro-step) so a stop
 # lands mid-run, sends Ctrl+C once CONDITION holds, and expects exit 130, Stopped and no process
 # left.
 stop_when() {  # name condition: ddpdesk with the spec and stop_args, stopped once condition holds
   local name=$1 rc
-  DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+  DDPDESK_FAULT_SLOW_RANK=0:150 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
     "${stop_args[@]}" --run-dir "$tmp/$name" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   dd_pid=$!
   for _ in $(seq 1200); do "$2" && break; kill -0 "$dd_pid" 2>/dev/null || break; sleep 0.05; done

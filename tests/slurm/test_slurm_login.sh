@@ -28,11 +28,12 @@ nothing_left() {  # no rank, no ssh of ours, no mirror directory
 reference_run
 
 # 1. Submitted through the login node, watched live through ssh, stopped gracefully. Rank 0 is
-#    slowed (40 ms per micro-step) so the stop lands mid-run.
+#    slowed (150 ms per micro-step) so the stop lands mid-run, also while other tests load the
+#    machine (at 40 ms a loaded machine's ssh round trips let the job finish first).
 t0=$SECONDS
 remote=$tmp/cluster/run  # a path on the "cluster" (this machine, reached over ssh)
 timeout --foreground 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" --slurm-login "$login" --slurm-remote-dir "$remote" \
-  --slurm-extra "$export_env,DDPDESK_FAULT_SLOW_RANK=0:40" >"$tmp/first.out" 2>"$tmp/first.err" &
+  --slurm-extra "$export_env,DDPDESK_FAULT_SLOW_RANK=0:150" >"$tmp/first.out" 2>"$tmp/first.err" &
 dd_pid=$!  # --foreground: timeout passes our SIGINT on to ddpdesk alone, as a terminal's Ctrl+C
 live=0 record=
 for _ in $(seq 600); do
