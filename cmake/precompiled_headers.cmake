@@ -81,11 +81,13 @@ endfunction()
 # (23 s for the GUI library, 11 s for the monitor's, on the build's critical path). moc on the
 # header alone writes the same code (compared for all 50 headers with Q_OBJECT); a header
 # without one gives an empty file (-nn: without the note), so adding Q_OBJECT to any of them
-# needs no reconfigure. The moc_*.cpp files join the target's unity batches.
+# needs no reconfigure. As with AUTOMOC, one unit (mocs_TARGET.cpp) includes them all: in the
+# unity batches, the empty ones would have taken the places of real sources.
 function(ddpdesk_moc_headers target)
   get_target_property(sources ${target} SOURCES)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}_moc)
   set(mocs "")
+  set(includes "// moc's output for the headers of ${target} (ddpdesk_moc_headers).\n")
   foreach(src IN LISTS sources)
     if(NOT src MATCHES "\\.cpp$" OR IS_ABSOLUTE "${src}")
       continue()
@@ -100,7 +102,13 @@ function(ddpdesk_moc_headers target)
       COMMAND Qt6::moc -nn ${header} -o ${dir}/moc_${name}.cpp
       DEPENDS ${header} Qt6::moc VERBATIM)
     list(APPEND mocs ${dir}/moc_${name}.cpp)
+    string(APPEND includes "#include \"moc_${name}.cpp\"\n")
   endforeach()
-  target_sources(${target} PRIVATE ${mocs})
+  set(all ${dir}/mocs_${target}.cpp)
+  file(CONFIGURE OUTPUT ${all} CONTENT "${includes}")
+  # The moc files are the target's (so its build makes them first), compiled only through `all`.
+  set_source_files_properties(${mocs} PROPERTIES HEADER_FILE_ONLY ON)
+  set_source_files_properties(${all} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  target_sources(${target} PRIVATE ${mocs} ${all})
   set_target_properties(${target} PROPERTIES AUTOMOC OFF)
 endfunction()
