@@ -79,18 +79,15 @@ seen_by_both() {  # pattern, local file, ssh file: wait until both hold it
   done
   bad "run 3: '$1' not seen by both followers"
 }
-head -c 1500 "$tmp/r0" >"$m/rank-0.jsonl"  # ends inside a line
+# Rank 1's part first, whole, then rank 0's: a follower's poll reads every rank file there is, so
+# one that has shown a step (of either rank) has read all of rank 1's part; over ssh the remote
+# loop may still be sending it (rank 0's file comes first in its pass), hence the second's wait.
+# (Waiting for rank 1's own last step would not do: a follower writing to a file prints its
+# progress every 5 s.)
 head -c 2100 "$tmp/r1" >"$m/rank-1.jsonl"
-# Both have read rank 1's lines: the progress line shows the last step any rank reported, and
-# when rank 1's part holds more steps than rank 0's, its last one is rank 1's alone.
-k0=$(head -c 1500 "$tmp/r0" | grep -c '"type":"step"')
-k1=$(head -c 2100 "$tmp/r1" | grep -c '"type":"step"')
-if [ "$k1" -gt "$k0" ]; then
-  seen_by_both "step $k1/" "$tmp/l3.out" "$tmp/a3.out"
-else
-  seen_by_both "step " "$tmp/l3.out" "$tmp/a3.out"
-  sleep 1  # both files, written together, are read in a poll or two of each other
-fi
+head -c 1500 "$tmp/r0" >"$m/rank-0.jsonl"  # ends inside a line
+seen_by_both "step " "$tmp/l3.out" "$tmp/a3.out"
+sleep 1
 # Truncated in place, shorter, in one call (`head -c 900 >` empties the file first: a follower
 # polling in that moment saw an empty file, and the rewrite below as new lines, not a rewrite).
 truncate -s 900 "$m/rank-1.jsonl"
