@@ -39,10 +39,13 @@ json_field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.ar
 # The reference is the same for every script of one build (the same worker, the same spec, and
 # the run is bitwise deterministic): the first script to need it keeps it in
 # $DDPDESK_REFERENCE_DIR (the build's; the scripts hold the CTest lock "slurm", one at a time),
-# keyed by the worker's size, time and path and the spec; a rebuilt worker makes a new one.
+# keyed by the worker's size, time and path, the spec, and the variables that choose where its
+# arithmetic runs (oneDNN's ISA cap falls back to the BLAS: other bits); a rebuilt worker makes
+# a new one.
 reference_run() {  # the same spec, uninterrupted, launched locally: its last "step hash" in $reference
   local t0=$SECONDS key kept=
-  key=$({ stat -L -c '%s %Y' "$worker"; echo "$worker ${spec[*]}"; } | cksum | cut -d' ' -f1)
+  key=$({ stat -L -c '%s %Y' "$worker"; echo "$worker ${spec[*]}"
+    env | grep -E '^(DNNL_|ONEDNN_|OPENBLAS_|OMP_|MKL_)' | sort; } | cksum | cut -d' ' -f1)
   [ -n "${DDPDESK_REFERENCE_DIR:-}" ] && kept=$DDPDESK_REFERENCE_DIR/reference-$key
   if [ -n "$kept" ] && [ -s "$kept" ]; then
     reference=$(cat "$kept")
