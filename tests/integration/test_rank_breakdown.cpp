@@ -32,6 +32,7 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
   for (int rank = 0; rank < 2; ++rank) {
     const auto steps = read_messages(dir + "/m" + std::to_string(rank) + ".jsonl", "step");
     ASSERT_EQ(steps.size(), 5u);  // 50 steps, a message every 10
+    double timed_ms = 0;          // the parts' time over the steps after the first message
     for (std::size_t i = 1; i < steps.size(); ++i) {
       const auto& s = steps[i];
       ASSERT_TRUE(s.contains("time_ms")) << s.dump();
@@ -42,14 +43,17 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
         sum += part(s, p);
       }
       EXPECT_NEAR(sum, part(s, "step"), 1e-9 * sum);
-      // Wall time between this message and the previous one, per step, in ms: the parts cover
-      // it (only the loop's own bookkeeping between windows is outside them).
-      const double elapsed =
-          (s["time"].get<double>() - steps[i - 1]["time"].get<double>()) * 1000.0 / 10.0;
-      EXPECT_NEAR(part(s, "step"), elapsed, 0.05 * elapsed) << "rank " << rank << " " << s.dump();
+      timed_ms += part(s, "step") * 10.0;
       EXPECT_GT(part(s, "forward"), 0.0);
       EXPECT_GT(part(s, "backward"), 0.0);
     }
+    // Wall time from the first message to the last: the parts cover it (only the loop's own
+    // bookkeeping between windows is outside them). Over the whole run, not per message: one
+    // preemption in that bookkeeping on a loaded machine (a few ms) exceeded 5 % of one
+    // message's 80 ms interval.
+    const double elapsed_ms =
+        (steps.back()["time"].get<double>() - steps.front()["time"].get<double>()) * 1000.0;
+    EXPECT_NEAR(timed_ms, elapsed_ms, 0.05 * elapsed_ms) << "rank " << rank;
   }
   std::filesystem::remove_all(dir);
 }

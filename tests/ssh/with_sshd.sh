@@ -12,6 +12,7 @@
 #                             port and waits until it lets the test user in
 #   DDPDESK_SSH_BARE          "ssh -F <dir>/ssh_config -b 127.0.0.2": a session whose PATH holds
 #                             nothing (a login node without the cluster's tools)
+# Sessions leave out root's ~/.bashrc (see SetEnv below).
 # SLURM_CONF, when set (inside tests/slurm/with_slurm.sh), reaches the sessions too (SendEnv /
 # AcceptEnv), so this host is also a login node of that private cluster; so do OPENBLAS_* (a pinned
 # kernel set: ranks started over ssh must compute as the test's own reference run does, bit for bit).
@@ -72,8 +73,14 @@ UsePAM no
 PrintMotd no
 PrintLastLog no
 AcceptEnv SLURM_CONF OPENBLAS_*
+# SHLVL=1: the session's bash counts itself a nested shell and leaves out ~/.bashrc, which bash
+# otherwise runs for every command sshd hands it; the sessions see this host's system set-up,
+# not the test machine's root dotfiles (one that ran \`pyenv init\` cost 0.65 s of CPU per
+# command, some 200 commands per scripts/test.sh). sshd takes the first SetEnv that applies.
 Match Address 127.0.0.2
-  SetEnv PATH=/nonexistent
+  SetEnv PATH=/nonexistent SHLVL=1
+Match all
+  SetEnv SHLVL=1
 CONF
 for which in user refused; do
   name=ssh_config; [ "$which" = refused ] && name=ssh_config_refused
