@@ -10,6 +10,10 @@
 #include <QtTest>
 #include <csignal>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include "metrics_server.h"
 #include "monitor_test_util.h"
 #include "qt_test_main.h"
@@ -32,6 +36,16 @@ class TestSocketDir : public QObject {
   QStringList socketDirs() const {
     return QDir(base.path())
         .entryList({QStringLiteral("ddpdesk-*")}, QDir::Dirs | QDir::NoDotAndDotDot);
+  }
+  // Whether no process holds the owner lock in socket directory `dir` (what the sweep asks).
+  bool lockIsFree(const QString& dir) const {
+    const QByteArray path = QFile::encodeName(base.filePath(dir) + QLatin1Char('/') +
+                                              QLatin1String(SocketDirGuard::kLockName));
+    const int fd = ::open(path.constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
   }
   // `ddpdesk` mid-run with the fake worker (a long run), its socket directory created.
   std::unique_ptr<QProcess> monitorMidRun(bool gui) {
@@ -105,6 +119,10 @@ class TestSocketDir : public QObject {
     ::kill(pid_t(p->processId()), SIGKILL);
     QVERIFY(p->waitForFinished(kTimeout));
     QVERIFY(socketDirs().contains(killedDirs.value(0)));  // SIGKILL: nothing could run
+    // The next start comes once nothing holds the dead monitor's lock: a rank it was forking
+    // when the signal came holds a copy of the descriptor until its exec closes it (close on
+    // exec), which under the sanitizers on a loaded machine outlasted waitForFinished().
+    QTRY_VERIFY_WITH_TIMEOUT(lockIsFree(killedDirs.value(0)), kTimeout);
 
     MetricsServer next;
     QVERIFY(next.listen(QStringLiteral("t")));
