@@ -1,8 +1,7 @@
 // The monitor's private socket directory never outlives it: a server that closes removes it;
 // `ddpdesk` (headless and the window) ended by SIGTERM, SIGHUP or SIGINT mid-run removes it;
 // one killed outright (SIGKILL, which nothing survives) leaves it, and the next monitor to start
-// sweeps it while a live monitor's directory stays (one killed while setting its directory up,
-// once that directory is a minute old). Every directory lives under this test's own
+// sweeps it while a live monitor's directory stays. Every directory lives under this test's own
 // XDG_RUNTIME_DIR.
 #include <QDir>
 #include <QFileInfo>
@@ -13,7 +12,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "metrics_server.h"
@@ -133,26 +131,6 @@ class TestSocketDir : public QObject {
     QVERIFY(now.contains(liveDir));
     QVERIFY(now.contains(dirName(next)));
     QCOMPARE(now.size(), 2);
-  }
-
-  // A monitor killed while setting its directory up (before its lock file was in place) leaves
-  // one without a lock: kept while it could still be being set up, swept once a minute old.
-  void aDirectoryAbandonedInSetupIsSweptOnceOld() {
-    QTemporaryDir area;
-    QVERIFY(area.isValid());
-    QDir root(area.path());
-    QVERIFY(root.mkdir(QStringLiteral("ddpdesk-abandoned")));
-    QVERIFY(root.mkdir(QStringLiteral("ddpdesk-settingup")));
-    QFile half(area.filePath(QStringLiteral("ddpdesk-abandoned/owner.lock.new")));
-    QVERIFY(half.open(QIODevice::WriteOnly));
-    half.close();
-    const QByteArray abandoned =
-        QFile::encodeName(area.filePath(QStringLiteral("ddpdesk-abandoned")));
-    const timeval twoMinutesAgo[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
-    QVERIFY(::utimes(abandoned.constData(), twoMinutesAgo) == 0);
-    QCOMPARE(SocketDirGuard::sweepStale(area.path(), QStringLiteral("ddpdesk-")), 1);
-    QVERIFY(!root.exists(QStringLiteral("ddpdesk-abandoned")));
-    QVERIFY(root.exists(QStringLiteral("ddpdesk-settingup")));
   }
 };
 

@@ -6,12 +6,10 @@
 
 #include <sys/stat.h>
 
-#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QRandomGenerator>
 #include <atomic>
-#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -29,9 +27,7 @@ struct Slot {
   char lock_new[256];  // the lock file before it is renamed into place
   char dir[256];
 };
-constexpr int kSlots = 8;
-constexpr qint64 kSetupSecs = 60;  // a lockless directory older than this was abandoned in setup //
-                                   // monitors alive at once in one process (tests run a few)
+constexpr int kSlots = 8;  // monitors alive at once in one process (tests run a few)
 Slot slots[kSlots];
 
 void removeSlot(Slot& s) {
@@ -173,15 +169,7 @@ int SocketDirGuard::sweepStale(const QString& base, const QString& prefix) {
     const QString lockPath = d.filePath() + QLatin1Char('/') + QLatin1String(kLockName);
     // Taken only when no process holds it any more: its owner is gone.
     const int fd = ::open(QFile::encodeName(lockPath).constData(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      // No lock file: a directory being set up right now (between its mkdir and the lock's
-      // rename into place, microseconds), or one whose monitor was killed right there; a minute
-      // after its last change it can only be the latter.
-      if (errno == ENOENT && d.lastModified().secsTo(QDateTime::currentDateTime()) > kSetupSecs &&
-          QDir(d.filePath()).removeRecursively())
-        ++removed;
-      continue;
-    }
+    if (fd < 0) continue;
     const bool stale = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
     ::close(fd);
     if (!stale) continue;

@@ -34,8 +34,7 @@ class SocketDirGuard {
   ~SocketDirGuard();
 
   // Removes the directories named `prefix`* in `base` whose owner process is gone; returns how
-  // many. A directory without a lock file is left alone for a minute after its last change (one
-  // may be being set up right now), then removed (its monitor died while setting it up).
+  // many. Directories without a lock file are left alone (one may be being set up right now).
   static int sweepStale(const QString& base, const QString& prefix);
 
  private:
