@@ -10,10 +10,6 @@
 #include <QtTest>
 #include <csignal>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include "metrics_server.h"
 #include "monitor_test_util.h"
 #include "qt_test_main.h"
@@ -37,15 +33,30 @@ class TestSocketDir : public QObject {
     return QDir(base.path())
         .entryList({QStringLiteral("ddpdesk-*")}, QDir::Dirs | QDir::NoDotAndDotDot);
   }
-  // Whether no process holds the owner lock in socket directory `dir` (what the sweep asks).
-  bool lockIsFree(const QString& dir) const {
-    const QByteArray path = QFile::encodeName(base.filePath(dir) + QLatin1Char('/') +
-                                              QLatin1String(SocketDirGuard::kLockName));
-    const int fd = ::open(path.constData(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-    ::close(fd);
-    return free;
+  // The processes whose parent is `parent` and whose program is now the fake worker (forked and
+  // exec'd: a child between fork and exec still runs the monitor's program).
+  static QList<qint64> execdRanks(qint64 parent) {
+    QList<qint64> ranks;
+    const QString worker = QFileInfo(fakeWorker()).canonicalFilePath();
+    for (const QString& pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+      QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+      if (!stat.open(QIODevice::ReadOnly)) continue;
+      // pid (comm) state ppid ...: the comm may hold spaces, so read after its closing ')'.
+      const QByteArray line = stat.readAll();
+      const QList<QByteArray> rest = line.mid(line.lastIndexOf(')') + 2).split(' ');
+      if (rest.size() < 2 || rest[1].toLongLong() != parent) continue;
+      if (QFileInfo(QStringLiteral("/proc/%1/exe").arg(pid)).canonicalFilePath() == worker)
+        ranks << pid.toLongLong();
+    }
+    return ranks;
+  }
+  // Whether process `pid` has a descriptor open on `path`.
+  static bool holdsFile(qint64 pid, const QString& path) {
+    const QString fds = QStringLiteral("/proc/%1/fd").arg(pid);
+    for (const QString& fd :
+         QDir(fds).entryList(QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot))
+      if (QFileInfo(fds + QLatin1Char('/') + fd).symLinkTarget() == path) return true;
+    return false;
   }
   // `ddpdesk` mid-run with the fake worker (a long run), its socket directory created.
   std::unique_ptr<QProcess> monitorMidRun(bool gui) {
@@ -116,13 +127,20 @@ class TestSocketDir : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(socketDirs().size(), 2, kTimeout);
     QStringList killedDirs = socketDirs();
     killedDirs.removeAll(liveDir);
+    // Killed once both ranks run the worker's program: a rank between fork and exec still holds
+    // a copy of the lock's descriptor (a killed monitor's directory was once kept that way under
+    // the sanitizers on a loaded machine). The ranks themselves hold none (close on exec), so
+    // the lock dies with the monitor however long its ranks take to stop.
+    QList<qint64> ranks;
+    QTRY_VERIFY_WITH_TIMEOUT((ranks = execdRanks(p->processId())).size() == 2, kTimeout);
+    const QString lock = QFileInfo(base.filePath(killedDirs.value(0)) + QLatin1Char('/') +
+                                   QLatin1String(SocketDirGuard::kLockName))
+                             .canonicalFilePath();
+    QVERIFY(!lock.isEmpty());
+    for (qint64 rank : ranks) QVERIFY2(!holdsFile(rank, lock), "a rank holds the monitor's lock");
     ::kill(pid_t(p->processId()), SIGKILL);
     QVERIFY(p->waitForFinished(kTimeout));
     QVERIFY(socketDirs().contains(killedDirs.value(0)));  // SIGKILL: nothing could run
-    // The next start comes once nothing holds the dead monitor's lock: a rank it was forking
-    // when the signal came holds a copy of the descriptor until its exec closes it (close on
-    // exec), which under the sanitizers on a loaded machine outlasted waitForFinished().
-    QTRY_VERIFY_WITH_TIMEOUT(lockIsFree(killedDirs.value(0)), kTimeout);
 
     MetricsServer next;
     QVERIFY(next.listen(QStringLiteral("t")));
