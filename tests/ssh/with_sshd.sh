@@ -14,8 +14,10 @@
 #                             nothing (a login node without the cluster's tools)
 # Sessions leave out root's ~/.bashrc (see SetEnv below).
 # SLURM_CONF, when set (inside tests/slurm/with_slurm.sh), reaches the sessions too (SendEnv /
-# AcceptEnv), so this host is also a login node of that private cluster; so do OPENBLAS_* (a pinned
-# kernel set: ranks started over ssh must compute as the test's own reference run does, bit for bit).
+# AcceptEnv), so this host is also a login node of that private cluster; so do the variables that
+# choose where the worker's arithmetic runs (DNNL_*, ONEDNN_*, OPENBLAS_*, OMP_*, MKL_*: oneDNN's ISA
+# cap, a pinned BLAS kernel set): ranks started over ssh must compute as the test's own reference
+# run does, bit for bit (the same list keys the kept reference in tests/slurm/slurm_run_common.sh).
 # sshd is stopped and everything removed when the command ends, however it ends.
 # Exit status: the command's; 77 when sshd is not installed or this is not root.
 #   tests/ssh/with_sshd.sh COMMAND [ARGS...]
@@ -72,7 +74,7 @@ StrictModes no
 UsePAM no
 PrintMotd no
 PrintLastLog no
-AcceptEnv SLURM_CONF OPENBLAS_*
+AcceptEnv SLURM_CONF DNNL_* ONEDNN_* OPENBLAS_* OMP_* MKL_*
 # SHLVL=1: the session's bash counts itself a nested shell and leaves out ~/.bashrc, which bash
 # otherwise runs for every command sshd hands it; the sessions see this host's system set-up,
 # not the test machine's root dotfiles (one that ran \`pyenv init\` cost 0.65 s of CPU per
@@ -93,7 +95,7 @@ Host *
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
   LogLevel ERROR
-  SendEnv SLURM_CONF OPENBLAS_*
+  SendEnv SLURM_CONF DNNL_* ONEDNN_* OPENBLAS_* OMP_* MKL_*
 CONF
 done
 
