@@ -74,6 +74,15 @@ class TestComparisonWindow : public QObject {
   }
   void cleanup() { tmp.reset(); }
 
+  // Its table sits below the charts: on a 1024 x 768 screen the whole window must fit.
+  void fitsASmallScreen() {
+    ComparisonWindow w;
+    QVERIFY(loadInto(w, dirs));
+    const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+    QVERIFY2(min.width() <= 1024 && min.height() <= 700,
+             qPrintable(QStringLiteral("minimum %1 x %2").arg(min.width()).arg(min.height())));
+  }
+
   void showsACurveAndARowPerRun() {
     ComparisonWindow w;
     QVERIFY(loadInto(w, dirs));

@@ -6,6 +6,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QProgressBar>
+#include <QScreen>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -14,6 +15,7 @@
 #include "qt_test_main.h"
 #include "run_controls.h"
 #include "run_form.h"
+#include "screen_fit.h"
 #include "spec_settings.h"
 
 using namespace ddpdesk;
@@ -88,6 +90,34 @@ class TestFirstLaunch : public QObject {
     w.refreshNow();
     QVERIFY2(bar->text().startsWith(QLatin1String("step ")), qPrintable(bar->text()));
     QCOMPARE(bar->value(), bar->maximum());
+  }
+
+  // A 1024 x 768 laptop screen, less a panel: the whole window fits, every control reachable.
+  void fitsASmallScreen() {
+    MainWindow w;
+    const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+    QString wide;
+    for (QWidget* c : w.findChildren<QWidget*>())
+      if (c->minimumSizeHint().width() > 300 || c->minimumWidth() > 300)
+        wide += QStringLiteral("\n  %1 %2: hint %3, min %4")
+                    .arg(QString::fromLatin1(c->metaObject()->className()), c->objectName())
+                    .arg(c->minimumSizeHint().width())
+                    .arg(c->minimumWidth());
+    QVERIFY2(min.width() <= 1024 && min.height() <= 700,
+             qPrintable(QStringLiteral("minimum %1 x %2; wide parts:%3")
+                            .arg(min.width())
+                            .arg(min.height())
+                            .arg(wide)));
+    // And the app sizes it to the screen it opens on (here the offscreen platform's 800 x 600).
+    const QRect avail = w.screen()->availableGeometry();
+    QVERIFY(w.width() > avail.width() || w.height() > avail.height());  // its preferred size
+    fitToScreen(&w);
+    QVERIFY2(w.height() <= avail.height() && w.width() <= std::max(avail.width(), min.width()),
+             qPrintable(QStringLiteral("%1 x %2 on a screen of %3 x %4")
+                            .arg(w.width())
+                            .arg(w.height())
+                            .arg(avail.width())
+                            .arg(avail.height())));
   }
 };
 

@@ -7,6 +7,7 @@
 #include <QClipboard>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -254,6 +255,19 @@ class TestMainWindow : public QObject {
     QCOMPARE(QApplication::clipboard()->text(), torchrunCommand(w->form()->spec()));
     w->copySrunCommand();
     QCOMPARE(QApplication::clipboard()->text(), srunCommand(w->form()->spec()));
+
+    // A field that does not parse: no command, and the clipboard keeps what it had.
+    auto* box = w->findChild<QPlainTextEdit*>(QStringLiteral("launchCommand"));
+    QVERIFY(box);
+    QVERIFY(box->toPlainText().startsWith(QLatin1String("torchrun")));
+    QApplication::clipboard()->setText(QStringLiteral("kept"));
+    w->form()->setFieldText(QStringLiteral("lr"), QStringLiteral("abc"));
+    QVERIFY(!w->form()->isValid());
+    QCOMPARE(box->toPlainText(), QString());
+    w->copyTorchrunCommand();
+    QCOMPARE(QApplication::clipboard()->text(), QStringLiteral("kept"));
+    w->form()->setFieldText(QStringLiteral("lr"), QStringLiteral("0.01"));
+    QVERIFY(box->toPlainText().contains(QLatin1String("--lr 0.01")));
   }
 
   void autostartWaitsForTheGpuProbe() {

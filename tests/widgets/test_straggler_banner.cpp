@@ -52,6 +52,14 @@ class TestStragglerBanner : public QObject {
     ingestIntervals(store, 7, 3, 0);
     QTRY_VERIFY(banner->isVisible());
     QVERIFY(banner->summary().startsWith(QStringLiteral("rank 0 is a straggler")));
+    QVERIFY(banner->text().startsWith(QStringLiteral("<b>Straggler:</b>")));
+    // The run ends with the rank still flagged: the banner stays, as the state at the end.
+    banner->setRunEnded(true);
+    QVERIFY(banner->isVisible());
+    QVERIFY2(banner->text().startsWith(QStringLiteral("<b>Straggler when the run ended:</b>")),
+             qPrintable(banner->text()));
+    banner->setRunEnded(false);
+    QVERIFY(banner->text().startsWith(QStringLiteral("<b>Straggler:</b>")));
     store.clear();
     QVERIFY(!banner->isVisible());
   }

@@ -12,6 +12,7 @@
 #include "main_window.h"
 #include "monitor_settings.h"
 #include "run_form.h"
+#include "screen_fit.h"
 #include "spec_flags.h"
 #include "ssh_target.h"
 
@@ -96,6 +97,7 @@ int runGui(int argc, char** argv) {
   MainWindow window;
   if (given) window.form()->setSpec(spec);
   window.startProbe();
+  fitToScreen(&window);
   window.show();
   if (start) QTimer::singleShot(0, &window, &MainWindow::startRunWhenReady);
   if (!attach.empty()) window.followRun(QString::fromStdString(attach));

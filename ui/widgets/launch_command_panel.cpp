@@ -26,11 +26,10 @@ LaunchCommandPanel::LaunchCommandPanel(RunForm* form, QWidget* parent)
   command_->setMaximumHeight(110);
   command_->setToolTip(
       tr("The torchrun command line that runs this configuration with ddpdesk-worker"));
-  auto update = [this] { command_->setPlainText(torchrunCommand(form_->spec())); };
-  connect(form_, &RunForm::specChanged, command_, update);
-  update();
+  command_->setPlaceholderText(tr("No command while a field above is invalid"));
   v->addWidget(command_);
-  auto* copy = new QToolButton(this);
+  copyButton_ = new QToolButton(this);
+  auto* copy = copyButton_;
   copy->setText(tr("Copy launch command"));
   copy->setToolTip(tr("The command line that runs this configuration on a cluster"));
   copy->setPopupMode(QToolButton::InstantPopup);
@@ -39,6 +38,24 @@ LaunchCommandPanel::LaunchCommandPanel(RunForm* form, QWidget* parent)
   menu->addAction(tr("Slurm srun"), this, &LaunchCommandPanel::copySrunCommand);
   copy->setMenu(menu);
   v->addWidget(copy);
+  connect(form_, &RunForm::specChanged, this, &LaunchCommandPanel::refresh);
+  connect(form_, &RunForm::validityChanged, this, &LaunchCommandPanel::refresh);
+  refresh();
+}
+
+bool LaunchCommandPanel::ready() const {
+  // A form waiting only on the GPU probe or the task check has every field right.
+  return form_->isValid() || form_->waitingOnly();
+}
+
+void LaunchCommandPanel::refresh() {
+  // A field that does not parse keeps its last value in the spec: a command from it would run
+  // something other than what the form shows.
+  if (ready())
+    command_->setPlainText(torchrunCommand(form_->spec()));
+  else
+    command_->clear();
+  copyButton_->setEnabled(ready());
 }
 
 void LaunchCommandPanel::copyTorchrunCommand() {
@@ -50,6 +67,11 @@ void LaunchCommandPanel::copySrunCommand() {
 }
 
 void LaunchCommandPanel::copy(const QString& command) {
+  if (!ready()) {  // the Run menu's entries stay enabled: say why nothing was copied
+    const auto errors = form_->errors();
+    Q_EMIT message(tr("No launch command: %1 %2").arg(errors.firstKey(), errors.first()));
+    return;
+  }
   QApplication::clipboard()->setText(command);
   Q_EMIT message(tr("Copied: %1").arg(command));
 }

@@ -128,6 +128,10 @@ MainWindow::MainWindow(QWidget* parent)
           &TensorBoardOverlay::openDialog);
   connect(probe_, &DeviceProbe::finished, form_, &RunForm::setProbeResult);
   form_->setWorkerProgram([this] { return controller_->workerProgram(); });
+  connect(controller_, &RunController::stateChanged, stragglerBanner_,
+          [this](RunController::State state) {
+            stragglerBanner_->setRunEnded(RunController::isTerminal(state));
+          });
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
   connect(controller_, &RunController::warning, this,
           [this](const QString& w) { log_->appendLine(LogBuffer::kMonitor, true, w); });

@@ -95,16 +95,18 @@ QueuePanel::QueuePanel(RunQueue* queue, QWidget* parent)
   summary_ = new QLabel(this);
 
   auto* buttons = new QHBoxLayout;
-  for (QWidget* b :
-       {static_cast<QWidget*>(add_), static_cast<QWidget*>(sweep_), static_cast<QWidget*>(up_),
-        static_cast<QWidget*>(down_), static_cast<QWidget*>(remove_), static_cast<QWidget*>(pause_),
-        static_cast<QWidget*>(stopOnFailure_)})
-    buttons->addWidget(b);
+  for (QPushButton* b : {add_, sweep_, up_, down_, remove_, pause_}) buttons->addWidget(b);
   buttons->addStretch(1);
-  buttons->addWidget(summary_);
+  // The policy and the count on a row of their own: one row of everything would hold the
+  // window wider than a small screen.
+  auto* status = new QHBoxLayout;
+  status->addWidget(stopOnFailure_);
+  status->addStretch(1);
+  status->addWidget(summary_);
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(0, 0, 0, 0);
   v->addLayout(buttons);
+  v->addLayout(status);
   v->addWidget(view_, 1);
 
   connect(add_, &QPushButton::clicked, this, &QueuePanel::addRequested);

@@ -7,6 +7,7 @@
 #include "comparison_window.h"
 #include "run_controller.h"
 #include "run_opener.h"
+#include "screen_fit.h"
 
 namespace ddpdesk {
 
@@ -48,6 +49,7 @@ ComparisonWindow* RunViewer::compare(const QStringList& paths) {
   window->setAttribute(Qt::WA_DeleteOnClose);
   connect(window, &ComparisonWindow::message, this, &RunViewer::message);
   window->load(paths);
+  fitToScreen(window);
   window->show();
   return window;
 }

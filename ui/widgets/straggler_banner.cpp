@@ -24,6 +24,12 @@ void StragglerBanner::setWatch(const StragglerWatch* watch) {
   refresh();
 }
 
+void StragglerBanner::setRunEnded(bool ended) {
+  if (ended == ended_) return;
+  ended_ = ended;
+  refresh();
+}
+
 void StragglerBanner::refresh() {
   summary_ = watch_ ? watch_->summary() : QString();
   if (summary_.isEmpty()) {
@@ -33,7 +39,8 @@ void StragglerBanner::refresh() {
   }
   QStringList lines;
   for (const QString& l : summary_.split(QLatin1Char('\n'))) lines << l.toHtmlEscaped();
-  setText(QStringLiteral("<b>%1</b> %2").arg(tr("Straggler:"), lines.join(QStringLiteral("<br>"))));
+  const QString heading = ended_ ? tr("Straggler when the run ended:") : tr("Straggler:");
+  setText(QStringLiteral("<b>%1</b> %2").arg(heading, lines.join(QStringLiteral("<br>"))));
   setVisible(true);
 }
 

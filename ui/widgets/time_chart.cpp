@@ -93,8 +93,10 @@ TimeChart::TimeChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   // The legend in a row above the plot, as the other charts have it.
   plot_->legend->setVisible(true);
   plot_->legend->setBorderPen(Qt::NoPen);
+  // Three a row: six in one row would hold the chart (and the window) wider than a small screen.
+  // The fill order set after the wrap lays out the entries already there again.
+  plot_->legend->setWrap(3);
   plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  plot_->legend->setWrap(kStepPartCount);
   QFont legendFont = font();
   legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
   plot_->legend->setFont(legendFont);
