@@ -194,6 +194,22 @@ class TestRunComparison : public QObject {
     QCOMPARE(t.cells(1).at(t.header().indexOf(QStringLiteral("accuracy"))), QString());
   }
 
+  // 0 means "the task's default": the table shows the size that ran, so 0 and an explicit
+  // 60000 are the same run, and 0 against 12000 reads 60000 against 12000.
+  void datasetSizeShowsTheSizeThatRan() {
+    auto pair = [](std::int64_t second) {
+      std::vector<ComparedRun> runs(2);
+      for (ComparedRun& r : runs) r.spec = compareSpec(32, 1, {}, "fmnist-mlp");
+      runs[1].spec->dataset_size = second;
+      return buildTable(runs);
+    };
+    QCOMPARE(pair(60000).fields, QStringList());
+    const ComparisonTable t = pair(12000);
+    QCOMPARE(t.fields, QStringList{QStringLiteral("dataset_size")});
+    QCOMPARE(t.rows[0].fields, QStringList{QStringLiteral("60000")});
+    QCOMPARE(t.rows[1].fields, QStringList{QStringLiteral("12000")});
+  }
+
   void csvHoldsTheTableAndTheDifferences() {
     const auto runs = load({a, b});
     const QString path = tmp->filePath(QStringLiteral("table.csv"));

@@ -20,6 +20,14 @@ class TestFieldRow : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
+  // Every field the form shows is labelled in words, not with its JSON key.
+  void everyFieldHasALabel() {
+    for (const FieldInfo& f : run_spec_fields()) {
+      const QString key = QString::fromLatin1(f.key);
+      QVERIFY2(FieldRow::labelFor(key) != key, f.key);
+    }
+  }
+
   void eachFieldGetsTheEditorOfItsKind() {
     QWidget parent;
     FieldRow task("task", "help", &parent);

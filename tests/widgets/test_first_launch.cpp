@@ -85,6 +85,9 @@ class TestFirstLaunch : public QObject {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     w.startAction()->trigger();
+    // No rank has said anything yet (the event loop has not run): the bar says so in words.
+    w.refreshNow();
+    QCOMPARE(bar->text(), QStringLiteral("starting…"));
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
     QCOMPARE(w.controller()->state(), State::Finished);
     w.refreshNow();

@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -159,6 +160,12 @@ class TestMainWindow : public QObject {
     w->stopRun();
     QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Stopped, kTimeout);
     const qint64 stoppedAt = w->controller()->store()->progress().step;
+    // The status line says where to go on from.
+    const QString said = w->statusBar()->currentMessage();
+    QVERIFY2(said.startsWith(QLatin1String("Run stopped: stopped by the user")) &&
+                 said.contains(QLatin1String("checkpoint step-")) &&
+                 said.contains(QLatin1String("Resume it from the History tab")),
+             qPrintable(said));
 
     w->controller()->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", "30"}}));
     QVERIFY(w->startRun());

@@ -181,6 +181,10 @@ class TestQueuePanel : public QObject {
     base.batch_size = 8;
     base.accum_steps = 1;
     SweepDialog dialog(base);
+    // Opened with nothing chosen: what to do, not an error, and nothing to queue.
+    QVERIFY2(dialog.preview().startsWith(QLatin1String("Choose a field")),
+             qPrintable(dialog.preview()));
+    QVERIFY(!dialog.canAccept());
     dialog.setName("acc");
     dialog.setRow(0, "accum_steps", "1, 2, 3, 4");
     dialog.setEffectiveBatch(16, "batch_size");

@@ -141,11 +141,23 @@ RunSummary summarize(const ComparedRun& run) {
   return s;
 }
 
+namespace {
+
+// The spec as it ran: a dataset size of 0 ("the task's default") as the size it stands for, so a
+// run on the default and one on 12000 images list 60000 and 12000, not 0 and 12000.
+nlohmann::json specAsRun(const RunSpec& spec) {
+  RunSpec s = spec;
+  s.dataset_size = s.resolved_dataset_size();
+  return to_json(s);
+}
+
+}  // namespace
+
 ComparisonTable buildTable(const std::vector<ComparedRun>& runs) {
   ComparisonTable t;
   std::vector<nlohmann::json> specs;
   for (const ComparedRun& r : runs)
-    if (r.spec) specs.push_back(to_json(*r.spec));
+    if (r.spec) specs.push_back(specAsRun(*r.spec));
   std::vector<std::string> keys;
   if (!specs.empty())
     for (const auto& item : specs.front().items()) {
@@ -159,7 +171,7 @@ ComparisonTable buildTable(const std::vector<ComparedRun>& runs) {
   for (const std::string& k : keys) t.fields << QString::fromStdString(k);
   for (const ComparedRun& r : runs) {
     RunSummary s = summarize(r);
-    const nlohmann::json j = r.spec ? to_json(*r.spec) : nlohmann::json::object();
+    const nlohmann::json j = r.spec ? specAsRun(*r.spec) : nlohmann::json::object();
     for (const std::string& k : keys) s.fields << (j.contains(k) ? fieldText(j.at(k)) : QString());
     t.rows.push_back(std::move(s));
   }

@@ -83,8 +83,9 @@ void RunControls::refresh(const RunController& c) {
     progress_->setRange(0, int(std::min<qint64>(p.totalSteps, INT_MAX)));
     progress_->setValue(int(std::min(p.step, p.totalSteps)));
   } else {
-    // Unknown length: a busy bar while starting, an empty one saying "no run" otherwise.
-    progress_->setRange(0, c.isActive() ? 0 : 1);
+    // Unknown length: an empty bar saying "starting…" or "no run" (a busy bar would show no
+    // text at all).
+    progress_->setRange(0, 1);
     progress_->setValue(0);
   }
   eta_->setText(c.isActive() && p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds))

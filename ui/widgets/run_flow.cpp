@@ -141,9 +141,16 @@ void RunFlow::onStateChanged(RunController::State s) {
     if (f.rank >= 0) log_->setFilter(f.rank);  // the failed rank's whole output
     Q_EMIT failureShown();
     Q_EMIT message(tr("Run failed: %1").arg(reason.section(QLatin1Char('\n'), 0, 0)));
+  } else if (s == RunController::State::Finished) {
+    Q_EMIT message(tr("Run finished"));
   } else {
-    Q_EMIT message(s == RunController::State::Finished ? tr("Run finished")
-                                                       : tr("Run stopped: %1").arg(reason));
+    // Whether the stop left something to resume from is what a person wants to know next.
+    const std::optional<RunRecord> record = RunDirectory::readRecord(controller_->runDirectory());
+    const QString checkpoint = record && !record->checkpoints.isEmpty()
+                                   ? tr("; checkpoint %1 saved: Resume it from the History tab")
+                                         .arg(QFileInfo(record->checkpoints.front()).fileName())
+                                   : tr("; no checkpoint was written");
+    Q_EMIT message(tr("Run stopped: %1").arg(reason) + checkpoint);
   }
   if (closeAfterStop_) Q_EMIT closeWhenEnded();
 }

@@ -144,7 +144,12 @@ bool SweepDialog::canAccept() const {
 void SweepDialog::update() {
   plan_ = parse_sweep(definition().toStdString());
   QStringList lines;
-  if (!plan_.ok()) {
+  bool anyField = false;
+  for (int r = 0; r < kRows; ++r) anyField |= !fields_[r]->currentData().toString().isEmpty();
+  if (!anyField) {
+    // Nothing chosen yet is not a mistake: say what to do, not what is wrong.
+    lines << tr("Choose a field to sweep and its values, e.g. lr: 0.001, 0.0003.");
+  } else if (!plan_.ok()) {
     lines << QString::fromStdString(plan_.error);
   } else {
     lines << tr("%n run(s):", nullptr, int(plan_.runs.size()));
