@@ -88,9 +88,11 @@ class TestQueueKilled : public QObject {
     QVERIFY(again->waitForFinished(kTimeout));
     const QString out = QString::fromUtf8(again->readAllStandardError());
     QCOMPARE(again->exitCode(), 0);
-    QVERIFY2(out.contains(QStringLiteral("queue: run 2/3 (seed, 2 rank(s), batch 4 x accum 1) "
-                                         "resumed in %1")
-                              .arg(dir)),
+    QVERIFY2(out.contains(
+                 QStringLiteral(
+                     "queue: run 2/3 (seed, 2 rank(s), batch 4 x accum 1, lr 0.001, 5 epoch(s)) "
+                     "resumed in %1")
+                     .arg(dir)),
              qPrintable(out));
     QVERIFY2(!out.contains(QLatin1String("run 1/3")), qPrintable(out));
     QVERIFY2(out.contains(QLatin1String("3 entries, 2 to run")), qPrintable(out));

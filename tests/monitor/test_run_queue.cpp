@@ -285,6 +285,30 @@ class TestRunQueue : public QObject {
     QVERIFY(!text.contains("step 5/20"));
   }
 
+  // Two entries that differ in the learning rate alone read differently; a sweep's entry reads
+  // as the fields it sets.
+  void anEntrysLineSetsItApart() {
+    QueueEntry a;
+    a.spec.task = "fmnist-cnn";
+    a.spec.nproc = 2;
+    a.spec.batch_size = 64;
+    a.spec.accum_steps = 2;
+    a.spec.lr = 0.001;
+    a.spec.epochs = 3;
+    QueueEntry b = a;
+    b.spec.lr = 0.01;
+    QCOMPARE(a.label(),
+             QStringLiteral("fmnist-cnn, 2 rank(s), batch 64 x accum 2, lr 0.001, 3 epoch(s)"));
+    QCOMPARE(b.label(),
+             QStringLiteral("fmnist-cnn, 2 rank(s), batch 64 x accum 2, lr 0.01, 3 epoch(s)"));
+    b.spec.name = "wide";
+    QVERIFY2(b.label().startsWith(QLatin1String("wide: fmnist-cnn,")), qPrintable(b.label()));
+    QJsonObject fields;
+    fields.insert(QStringLiteral("accum_steps"), 4);
+    b.extra.insert(QStringLiteral("fields"), fields);
+    QCOMPARE(b.label(), QStringLiteral("accum_steps=4"));
+  }
+
   void badQueueFilesNameTheFieldAndChangeNothing_data() {
     QTest::addColumn<QByteArray>("text");
     QTest::addColumn<QString>("message");

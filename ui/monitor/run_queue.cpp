@@ -88,11 +88,17 @@ QString QueueEntry::label() const {
       parts << it.key() + '=' + valueText(it.value());
     return parts.join(QStringLiteral(", "));
   }
-  return QStringLiteral("%1, %2 rank(s), batch %3 x accum %4")
-      .arg(QString::fromStdString(spec.task))
-      .arg(spec.nproc)
-      .arg(spec.batch_size)
-      .arg(spec.accum_steps);
+  // Entries added one by one often differ in the learning rate or the epochs only: those are in
+  // the line too, and the run's name first when it has one.
+  QString line = QStringLiteral("%1, %2 rank(s), batch %3 x accum %4, lr %5, %6 epoch(s)")
+                     .arg(QString::fromStdString(spec.task))
+                     .arg(spec.nproc)
+                     .arg(spec.batch_size)
+                     .arg(spec.accum_steps)
+                     .arg(spec.lr)
+                     .arg(spec.epochs);
+  if (!spec.name.empty()) line = QString::fromStdString(spec.name) + QStringLiteral(": ") + line;
+  return line;
 }
 
 RunQueue::RunQueue(RunController* controller, QObject* parent)

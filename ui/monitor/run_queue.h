@@ -40,7 +40,7 @@ struct QueueEntry {
   bool pending() const;
   static QString stateName(State s);  // "queued", "running", ...
   // What sets it apart, in a line: a sweep's fields ("accum_steps=2, batch_size=16"), or the
-  // spec's main ones ("seed, 2 rank(s), batch 4 x accum 1").
+  // spec's main ones ("name: seed, 2 rank(s), batch 4 x accum 1, lr 0.001, 3 epoch(s)").
   QString label() const;
 };
 
