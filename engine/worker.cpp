@@ -21,6 +21,7 @@
 #include "exit_record.h"
 #include "gemm_backend.h"
 #include "rank_env.h"
+#include "resume.h"
 #include "run_spec.h"
 #include "spec_flags.h"
 #include "task.h"
@@ -266,6 +267,16 @@ int worker_main(int argc, char** argv) {
     if (!setup_failure.empty()) {
       std::cerr << "ddpdesk-worker: " << setup_failure << "\n";
       leave(1);
+    }
+    // A resume is checked as the ranks would take it: its checkpoint found, loaded into this
+    // task's model and optimizer, and not already past the epochs.
+    if (!spec.resume.empty()) {
+      try {
+        check_resume(spec, *task);
+      } catch (const BadInput& bad) {
+        print_check(check_failure(bad.field(), bad.what()));
+        leave(fail_input(bad.what()));
+      }
     }
     print_check(check_summary(spec, *task));
     leave(0);

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "fused_adam.h"
 #include "task.h"
 
 namespace ddpdesk {
@@ -19,6 +20,14 @@ ResumePoint resume_run(const RunSpec& spec, Task& task, FusedAdam& optimizer) {
     throw BadInput("epochs", "invalid --epochs '" + std::to_string(spec.epochs) +
                                  "': the checkpoint is already past it");
   return r;
+}
+
+ResumePoint check_resume(const RunSpec& spec, Task& task) {
+  AdamOptions adam;
+  adam.lr = spec.lr;
+  adam.weight_decay = spec.weight_decay;
+  FusedAdam optimizer(task.parameters(), adam);
+  return resume_run(spec, task, optimizer);
 }
 
 }  // namespace ddpdesk

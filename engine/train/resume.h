@@ -20,5 +20,7 @@ struct ResumePoint {
 // Throws BadInput (task.h) naming --resume when there is no readable checkpoint matching the
 // task, and naming --epochs when the checkpoint is already past the spec's last epoch.
 ResumePoint resume_run(const RunSpec& spec, Task& task, FusedAdam& optimizer);
+// The same for a dry run (--check): into a throwaway optimizer of the task's parameters.
+ResumePoint check_resume(const RunSpec& spec, Task& task);
 
 }  // namespace ddpdesk

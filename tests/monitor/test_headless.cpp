@@ -121,6 +121,9 @@ class TestHeadless : public QObject {
     QTest::newRow("nproc") << QStringList{"--nproc", "x"} << "--nproc";
     QTest::newRow("task") << QStringList{"--task", "imagenet"} << "--task";
     QTest::newRow("unknown flag") << QStringList{"--bogus", "1"} << "--bogus";
+    // What only this machine can tell, refused before a rank is spawned.
+    QTest::newRow("metrics file nowhere")
+        << QStringList{"--metrics-file", "/nonexistent/dir/m.jsonl"} << "--metrics-file";
   }
   void badInputExitsTwoAndWritesNothing() {
     QFETCH(QStringList, args);

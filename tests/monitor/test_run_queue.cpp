@@ -272,7 +272,8 @@ class TestRunQueue : public QObject {
     QVERIFY(q->entries()[0].pending());
     QSignalSpy ended(q.get(), &RunQueue::entryEnded);
     q->startNext();
-    QCOMPARE(c->runDirectory(), QFileInfo(dir).absoluteFilePath());
+    // A resume is checked by the worker's dry run first: it starts once that answers.
+    QTRY_COMPARE_WITH_TIMEOUT(c->runDirectory(), QFileInfo(dir).absoluteFilePath(), kRunTimeout);
     QCOMPARE(QString::fromStdString(c->spec().resume), dir);
     QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 2, kRunTimeout);
     QCOMPARE(q->entries()[0].state, EntryState::Finished);

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "local_start_check.h"
+
 namespace ddpdesk {
 namespace {
 
@@ -25,10 +27,15 @@ void addSlurmVerdict(PreStartVerdict* v, const SlurmSubmitVerdict& slurm) {
         v->warning.isEmpty() ? slurm.warning : v->warning + QStringLiteral("; ") + slurm.warning;
 }
 
+// The worker's dry run: for a user task's files, and for a checkpoint to resume from.
+bool needsDryRun(const RunSpec& spec) {
+  return needsTaskCheck(spec) || needsResumeCheck(spec);
+}
+
 }  // namespace
 
 bool needsPreStartCheck(const RunSpec& spec) {
-  return needsProbe(spec) || needsTaskCheck(spec) || needsSubmitCheck(spec);
+  return needsProbe(spec) || needsDryRun(spec) || needsSubmitCheck(spec);
 }
 
 PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
@@ -39,18 +46,23 @@ PreStartVerdict preStartVerdict(const RunSpec& spec, const ProbeResult* probe,
   if (check->status == TaskCheckResult::Status::BadInput)
     v.problem = check->error;
   else if (!check->ok())
-    v.warning = QStringLiteral("could not check the task's files: ") + check->error;
+    v.warning = (needsTaskCheck(spec) ? QStringLiteral("could not check the task's files: ")
+                                      : QStringLiteral("could not check the checkpoint: ")) +
+                check->error;
   return v;
 }
 
 PreStartVerdict checkBeforeStartNow(const RunSpec& spec, const QString& worker) {
+  if (const QString local = localStartProblem(spec, QProcessEnvironment::systemEnvironment());
+      !local.isEmpty())
+    return {local, {}};
   std::optional<ProbeResult> probe;
   if (needsProbe(spec)) {
     probe = probeDevicesNow(worker, kProbeTimeoutMs);
     if (!cudaShortage(spec, *probe).isEmpty()) return preStartVerdict(spec, &*probe, nullptr);
   }
   std::optional<TaskCheckResult> check;
-  if (needsTaskCheck(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
+  if (needsDryRun(spec)) check = runTaskCheckNow(worker, spec, kCheckTimeoutMs);
   PreStartVerdict v = preStartVerdict(spec, probe ? &*probe : nullptr, check ? &*check : nullptr);
   if (v.ok() && needsSubmitCheck(spec))
     addSlurmVerdict(&v, SlurmSubmitCheck::checkNow(spec, worker));
@@ -94,7 +106,7 @@ void PreStartCheck::onProbe(const ProbeResult& probe) {
     finish();
     return;
   }
-  if (!needsTaskCheck(spec_)) {
+  if (!needsDryRun(spec_)) {
     onCheck(TaskCheckResult());
     return;
   }

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "local_rank_launcher.h"
+#include "local_start_check.h"
 #include "metrics_server.h"
 #include "metrics_store.h"
 #include "monitor_settings.h"
@@ -224,6 +225,10 @@ bool RunController::start(const RunSpec& given, QString* error) {
   if (spec.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir() &&
       QFileInfo::exists(RunDirectory::specPath(resume)))
     spec.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
+  QProcessEnvironment rankEnv = QProcessEnvironment::systemEnvironment();
+  rankEnv.insert(extra_env_);
+  if (const QString problem = localStartProblem(spec, rankEnv); !problem.isEmpty())
+    return fail(problem);
   if (spec.is_slurm()) return startSlurm(spec, program, error);
 
   auto dir = std::make_unique<RunDirectory>();

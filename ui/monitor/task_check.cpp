@@ -68,8 +68,13 @@ bool needsTaskCheck(const RunSpec& spec) {
   return task && task->user_files && !spec.is_slurm_via_login();
 }
 
+bool needsResumeCheck(const RunSpec& spec) {
+  return !spec.resume.empty() && !spec.is_slurm_via_login();
+}
+
 bool isTaskCheckField(const std::string& key) {
-  return key == "task" || key == "device" || key == "dataset_size" || is_user_task_field(key);
+  return key == "task" || key == "device" || key == "dataset_size" || key == "resume" ||
+         key == "epochs" || is_user_task_field(key);
 }
 
 RunSpec taskCheckSpec(const RunSpec& spec) {
@@ -77,6 +82,7 @@ RunSpec taskCheckSpec(const RunSpec& spec) {
   nlohmann::json kept = nlohmann::json::object();
   for (const FieldInfo& f : run_spec_fields())
     if (isTaskCheckField(f.key)) kept[f.key] = given[f.key];
+  if (spec.resume.empty()) kept.erase("epochs");  // decides nothing without a checkpoint
   RunSpec out;
   apply_fields(kept, out);  // the values come from a RunSpec: they always convert
   return out;

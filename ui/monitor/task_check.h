@@ -51,8 +51,13 @@ struct TaskCheckResult {
 
 // Whether a spec's task trains the user's files and so needs the check before it runs.
 bool needsTaskCheck(const RunSpec& spec);
-// Whether a field decides the check's answer (the task, the device, how much data, and every
-// user-task field); other fields (epochs, lr, ...) do not need a new check.
+// Whether a spec resumes from a checkpoint this machine can read: the dry run then loads it as
+// the ranks would (a missing or torn checkpoint, one of another model, a run already past the
+// epochs are bad input, found before anything is started or written).
+bool needsResumeCheck(const RunSpec& spec);
+// Whether a field decides the check's answer (the task, the device, how much data, every
+// user-task field, and the checkpoint resumed with the epochs it must not be past); other fields
+// (lr, ...) do not need a new check.
 bool isTaskCheckField(const std::string& key);
 // The spec the check runs: only the task-check fields of `spec`, the rest at their defaults (so
 // nothing of the run, like its directory or metrics file, reaches the dry run).
