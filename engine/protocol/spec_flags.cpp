@@ -19,6 +19,11 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
     // the same message from a flag as from a config file or the GUI.
     options_[key] = app.add_option(field_label(key, Spelling::Flag), values_[key], f.help);
   }
+  // The monitor (the one with --nproc) always gives its ranks a run directory.
+  if (with_nproc)
+    options_.at("run_dir")->description(
+        "the run's directory: spec, metrics, logs, checkpoints (empty: a new one in the run "
+        "history); one holding another run is refused unless --resume continues that run");
 }
 
 std::vector<std::string> SpecFlags::build(RunSpec& out) const {

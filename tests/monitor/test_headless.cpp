@@ -221,6 +221,10 @@ class TestHeadless : public QObject {
     QCOMPARE(r.code, 0);
     QVERIFY(r.out.contains(QLatin1String("--nproc")));
     QVERIFY(r.out.contains(QLatin1String("--accum-steps")));
+    // What the monitor does with --run-dir (the worker's "empty: none" is not true here), and
+    // where the comparing mode's flags are.
+    QVERIFY2(r.out.contains(QLatin1String("a new one in the run history")), qPrintable(r.out));
+    QVERIFY(r.out.contains(QLatin1String("--headless --compare --help")));
   }
 
   void ctrlCStopsGracefullyAndExits130() {

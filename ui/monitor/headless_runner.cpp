@@ -224,6 +224,10 @@ int runHeadless(int argc, char** argv) {
       "ssh://[user@]host[:port]/dir follows one on another host through ssh");
   QueueOptions queue(cli);
   SpecFlags flags(cli, /*with_nproc=*/true);
+  cli.footer(
+      "Comparing runs instead: ddpdesk --headless --compare DIR DIR... (ddpdesk --headless "
+      "--compare "
+      "--help for --x, --match, --tag, --csv)");
   if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
   if (queue.given()) {
     if (const int rc = queue.check(cli); rc >= 0) return rc;

@@ -1,8 +1,10 @@
 // The checks every run goes through before any of its ranks is spawned, wherever it is started
 // from (headless, the queue, a sweep; the form's Start gates on the same two answers as they
-// arrive): what only this machine can tell about a spec. A CUDA run it cannot hold (the
-// worker's device probe, device_probe.h) and user-task files the worker's dry run rejects
-// (task_check.h) are bad input: one line, nothing started; so is a Slurm job sbatch would refuse
+// arrive): what only this machine can tell about a spec. Its files and environment
+// (local_start_check.h: also checked by RunController::start), a CUDA run it cannot hold (the
+// worker's device probe, device_probe.h), user-task files or a checkpoint to resume from that the
+// worker's dry run rejects (task_check.h) are bad input: one line, nothing started; so is a Slurm
+// job sbatch would refuse
 // (`sbatch --test-only`, slurm_submit_check.h: a partition, account or time limit the cluster
 // does not have; through a login node, asked there over ssh). A probe or a check that itself fails
 // is no verdict on the spec: a warning, and the ranks report the rest as they start.

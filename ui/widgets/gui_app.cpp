@@ -59,6 +59,9 @@ int runGui(int argc, char** argv) {
                  "follow the run in this directory (its ranks write metrics/rank-N.jsonl), or "
                  "on another host: ssh://[user@]host[:port]/dir");
   SpecFlags flags(cli, /*with_nproc=*/true);
+  cli.footer(
+      "In the terminal instead: ddpdesk --headless --help (a run, --queue, --sweep); comparing "
+      "runs there: ddpdesk --headless --compare --help");
   // What Qt left of its part must be ours too: anything else is an unknown option.
   for (int i = 1; i < qtArgs.argc; ++i) ourArgs.ptrs.insert(ourArgs.ptrs.end() - 1, qtArgs.ptrs[i]);
   ourArgs.argc = int(ourArgs.ptrs.size()) - 1;
