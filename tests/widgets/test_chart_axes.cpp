@@ -109,6 +109,39 @@ class TestChartAxes : public QObject {
     QVERIFY(p->xAxis->range().lower > 1 - 0.05 * kSteps);
   }
 
+  // A run of a few steps: the step axis ticks at whole steps only (not 2.5, 7.5, ...); the wall
+  // time axis may tick between seconds.
+  void aShortRunsStepAxisTicksAtWholeSteps() {
+    MetricsStore store;
+    store.setWorld(1);
+    for (int n = 1; n <= 4; ++n) {
+      wire::Step s;
+      s.step = n;
+      s.loss = s.global_loss = 1.0 / n;
+      s.samples = 64 * n;
+      s.time = 0.3 * n;
+      store.ingest(s);
+    }
+    store.flush();
+    LossChart chart;
+    draw(chart, store);
+    QStringList ticks;
+    bool whole = true;
+    for (double t : chart.plot()->xAxis->tickVector()) {
+      ticks << QString::number(t);
+      whole = whole && t == std::round(t);
+    }
+    QVERIFY2(whole && !ticks.isEmpty(), qPrintable(ticks.join(QLatin1Char(' '))));
+    chart.setXAxis(XAxis::WallTime);
+    chart.sync();
+    chart.resetView();
+    chart.plot()->replot();
+    bool fractional = false;
+    for (double t : chart.plot()->xAxis->tickVector())
+      fractional = fractional || t != std::round(t);
+    QVERIFY(fractional);  // 0.3 .. 1.2 s
+  }
+
   void accuracyAxisStaysWithinZeroToOne() {
     MetricsStore store;
     finishedRun(store, {0.81, 0.86});

@@ -131,12 +131,18 @@ class TestSystemChart : public QObject {
   void noteWhileTheRunHasNoSystemGauges() {
     MetricsStore store;
     SystemChart chart;
-    chart.setSources({{"run", &store}});
+    chart.setSources({});  // the window before any run
+    chart.sync();
+    QCOMPARE(chart.noteText(), QStringLiteral("No run"));
+    chart.setSources({{"run", &store}});  // started, nothing reported yet
+    chart.sync();
+    QCOMPARE(chart.noteText(), QStringLiteral("No system metrics yet"));
     wire::Step s;
     s.step = 1;
     store.ingest(s);
     chart.sync();
     QVERIFY(chart.showsNote());
+    QCOMPARE(chart.noteText(), QStringLiteral("No system metrics in this run"));
     sample(store, 0, 1);
     chart.sync();
     QVERIFY(!chart.showsNote());

@@ -15,6 +15,24 @@ namespace ddpdesk {
 
 using chart_detail::freeElsewhere;
 
+namespace {
+
+// Steps and samples are counts: ticks at 2.5 on such an axis name nothing. Below a tick step of
+// one it stays one (the default ticker's choice otherwise).
+class CountTicker : public QCPAxisTicker {
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    return std::max(1.0, QCPAxisTicker::getTickStep(range));
+  }
+};
+
+QSharedPointer<QCPAxisTicker> xTicker(XAxis axis) {
+  if (axis == XAxis::WallTime) return QSharedPointer<QCPAxisTicker>(new QCPAxisTicker);
+  return QSharedPointer<QCPAxisTicker>(new CountTicker);
+}
+
+}  // namespace
+
 SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)) {
   auto* layout = new QVBoxLayout(this);
@@ -47,6 +65,7 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   plot_->setNotAntialiasedElements(QCP::aePlottables);
   plot_->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
   plot_->xAxis->setLabel(xAxisLabel(xAxis_));
+  plot_->xAxis->setTicker(xTicker(xAxis_));
   plot_->yAxis->setLabel(yLabel);
   // The legend gets a row of its own above the plot: inside, it hid the newest points.
   plot_->legend->setVisible(true);
@@ -175,6 +194,7 @@ void SeriesChart::setXAxis(XAxis axis) {
   if (axis == xAxis_) return;
   xAxis_ = axis;
   plot_->xAxis->setLabel(xAxisLabel(axis));
+  plot_->xAxis->setTicker(xTicker(axis));
   cancelRebuild();
   following_ = true;
   needsRebuild_ = true;

@@ -29,7 +29,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 SystemChart::SystemChart(QWidget* parent)
     : SeriesChart(tr("System"), tr("CPU % (100 = one core)"), parent) {
   plot()->yAxis2->setLabel(tr("memory (MiB)"));
-  note_ = new QLabel(tr("No system metrics in this run"), plot());
+  note_ = new QLabel(tr("No run"), plot());
   note_->setObjectName(QStringLiteral("systemNote"));
   note_->setStyleSheet(QStringLiteral("color: #808080;"));
   note_->setAttribute(Qt::WA_TransparentForMouseEvents);
@@ -46,6 +46,10 @@ QString SystemChart::curveName(int rank, const char* gauge) {
 
 bool SystemChart::showsNote() const {
   return !note_->isHidden();
+}
+
+QString SystemChart::noteText() const {
+  return note_->text();
 }
 
 std::vector<CurveDef> SystemChart::layout() const {
@@ -78,6 +82,20 @@ std::vector<CurveDef> SystemChart::layout() const {
   // layout() runs whenever a store changed: the note, the axis label and the legend follow what
   // there is to draw. The legend gets a row per quantity (a column per rank, up to 4): in one
   // row it ran past the chart's width.
+  if (out.empty()) {
+    // Say which it is: nothing to show yet, or a run that reports no system metrics.
+    bool anyRun = false, anySteps = false;
+    for (const ChartSource& c : src) {
+      if (!c.store || c.imported) continue;
+      anyRun = true;
+      for (int r = 0; r < c.store->rankCount(); ++r)
+        anySteps = anySteps || c.store->rankSeries(r).size() > 0;
+    }
+    note_->setText(!anyRun     ? tr("No run")
+                   : !anySteps ? tr("No system metrics yet")
+                               : tr("No system metrics in this run"));
+    note_->adjustSize();
+  }
   note_->setVisible(out.empty());
   int ranks = 1;
   bool gpu = false;

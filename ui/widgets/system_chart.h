@@ -20,6 +20,7 @@ class SystemChart : public SeriesChart {
   static QString curveName(int rank, const char* gauge);
   // Shown while no source has system gauges.
   bool showsNote() const;
+  QString noteText() const;  // "No run", "No system metrics yet" or "... in this run"
 
  protected:
   std::vector<CurveDef> layout() const override;
