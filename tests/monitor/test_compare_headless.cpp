@@ -50,17 +50,19 @@ class TestCompareHeadless : public QObject {
     QCOMPARE(lines[2].simplified(), QStringLiteral("run-b 2 16 32 6 0 0 160 0.60"));
     QVERIFY2(r.out.contains(QStringLiteral("global loss against run-a, x = optimizer step")),
              qPrintable(r.out));
-    QVERIFY2(r.out.contains(QStringLiteral(
-                 "  run-b: max 0.1 at step 2, RMS 0.0559 over 4 points (step 2 to 5)")),
-             qPrintable(r.out));
+    QVERIFY2(
+        r.out.contains(QStringLiteral(
+            "  run-b: max |difference| 0.1 at step 2, RMS 0.0559 over 4 points (step 2 to 5)")),
+        qPrintable(r.out));
     QVERIFY(QFileInfo(csv).size() > 0);
     // Exact matching: shared steps 2 and 4 only.
     const ProcessResult e = compare({a, b, "--match", "exact"});
-    QVERIFY2(e.out.contains(QStringLiteral("run-b: max 0.1 at step 2, RMS 0.0707 over 2 points")),
+    QVERIFY2(e.out.contains(
+                 QStringLiteral("run-b: max |difference| 0.1 at step 2, RMS 0.0707 over 2 points")),
              qPrintable(e.out));
     // On samples: the numbers test_run_comparison works out (max 0.6 at 96).
     const ProcessResult s = compare({a, b, "--x", "samples"});
-    QVERIFY2(s.out.contains(QStringLiteral("run-b: max 0.6 at samples 96, RMS 0.42")),
+    QVERIFY2(s.out.contains(QStringLiteral("run-b: max |difference| 0.6 at samples 96, RMS 0.42")),
              qPrintable(s.out));
   }
 

@@ -5,6 +5,8 @@
 // a directory that is not a run is reported in one line; the history's Compare button asks for
 // the selected runs.
 #include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
 #include <QImage>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -109,6 +111,33 @@ class TestComparisonWindow : public QObject {
     saveScreenshot();
   }
 
+  // Open at a small screen's width before the runs load (as from the history): the run pickers
+  // keep the runs' names whole once they come, and the text beside them wraps instead.
+  void theRunPickersShowTheRunsWhole() {
+    ComparisonWindow w;
+    w.resize(1000, 700);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    // Named as the history names them: a time stamp, then the run's name.
+    QStringList named;
+    for (const QString& d : dirs.mid(0, 2)) {
+      named << tmp->filePath(QStringLiteral("20261206-083554-") + QFileInfo(d).fileName());
+      QVERIFY(QDir().rename(d, named.back()));
+    }
+    QVERIFY(loadInto(w, named));
+    QVERIFY(!w.differenceText().isEmpty());
+    QTest::qWait(0);  // the layout's pass after the text changed
+    for (const char* picker : {"diffOther", "diffReference"}) {
+      auto* box = w.findChild<QComboBox*>(QLatin1String(picker));
+      QVERIFY(box);
+      QVERIFY2(box->width() >= box->sizeHint().width(),
+               qPrintable(QStringLiteral("%1: %2 px of %3")
+                              .arg(QLatin1String(picker))
+                              .arg(box->width())
+                              .arg(box->sizeHint().width())));
+    }
+  }
+
   void differencePlotStatesMaxAndRms() {
     ComparisonWindow w;
     QVERIFY(loadInto(w, dirs));
@@ -116,8 +145,9 @@ class TestComparisonWindow : public QObject {
     QCOMPARE(w.difference().points, std::size_t(4));
     QVERIFY(std::abs(w.difference().maxAbs - 0.1) < 1e-12);
     QVERIFY(std::abs(w.difference().rms - std::sqrt(0.003125)) < 1e-12);
-    QVERIFY2(w.differenceText().contains(QStringLiteral("max 0.1 at step 2, RMS 0.0559")),
-             qPrintable(w.differenceText()));
+    QVERIFY2(
+        w.differenceText().contains(QStringLiteral("max |difference| 0.1 at step 2, RMS 0.0559")),
+        qPrintable(w.differenceText()));
     const QString name = QStringLiteral("run-b − run-a");
     QCOMPARE(w.differenceChart()->pointCount(), std::size_t(4));
     w.differenceChart()->sync();

@@ -252,7 +252,7 @@ bool writeTableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matching
 QString describeDiff(const CurveDiff& d, CompareX axis) {
   if (d.points == 0) return QStringLiteral("no common %1 range").arg(compareXName(axis));
   const QString x = compareXName(axis);
-  return QStringLiteral("max %1 at %2 %3, RMS %4 over %5 points (%2 %6 to %7)")
+  return QStringLiteral("max |difference| %1 at %2 %3, RMS %4 over %5 points (%2 %6 to %7)")
       .arg(QString::number(d.maxAbs, 'g', 3), x, QString::number(d.maxAt, 'g', 8),
            QString::number(d.rms, 'g', 3), QString::number(d.points),
            QString::number(d.xFrom, 'g', 8), QString::number(d.xTo, 'g', 8));

@@ -96,6 +96,8 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   diffText_ = new QLabel(diffPanel);
   diffText_->setObjectName(QStringLiteral("diffText"));
   diffText_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Wrapped: one long line held the run pickers at their narrowest, cutting the runs' names.
+  diffText_->setWordWrap(true);
   pick->addWidget(diffText_, 1);
   dv->addLayout(pick);
   difference_ = new DifferenceChart(diffPanel);
