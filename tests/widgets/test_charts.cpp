@@ -396,6 +396,14 @@ class TestCharts : public QObject {
     QCOMPARE(acc->raw()->valueAxis(), chart.plot()->yAxis2);
     QCOMPARE(value(acc, 0), 0.75);
     QVERIFY(chart.plot()->yAxis2->visible());
+    // Then a run without evaluations (a new live run): no empty accuracy axis left over.
+    MetricsStore next;
+    next.setWorld(1);
+    run(next, 1, 5);
+    chart.setSources({{"next", &next}});
+    chart.sync();
+    QVERIFY(!chart.curveNames().contains(ThroughputChart::accuracyCurveName()));
+    QVERIFY(!chart.plot()->yAxis2->visible());
   }
 
   void overlayShowsEachRunsGlobalLoss() {

@@ -236,6 +236,14 @@ void SeriesChart::setLogY(bool log) {
 
 void SeriesChart::addNewCurves() {
   const std::vector<CurveDef> defs = layout();
+  // The right axis shows while a curve is on it: a run shown before (validation accuracy of an
+  // overlaid run) must not leave its empty axis and range behind.
+  bool anyRight = false;
+  for (const CurveDef& d : defs) anyRight = anyRight || d.rightAxis;
+  if (plot_->yAxis2->visible() != anyRight) {
+    plot_->yAxis2->setVisible(anyRight);
+    needsReplot_ = true;
+  }
   std::size_t known = 0;
   for (const CurveDef& d : defs)
     for (const auto& c : curves_) known += c->def.id == d.id ? 1 : 0;
@@ -259,7 +267,6 @@ void SeriesChart::addNewCurves() {
     QCPAxis* valueAxis = def.rightAxis ? plot_->yAxis2 : plot_->yAxis;
     c->graph = std::make_unique<SmoothedGraph>(plot_, plot_->xAxis, valueAxis, def.name, def.style,
                                                smoothing_);
-    if (def.rightAxis) plot_->yAxis2->setVisible(true);
     curves_.push_back(std::move(c));
     if (hidden_.contains(def.name)) applyVisibility(*curves_.back(), false);
   }
