@@ -10,7 +10,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "charts_panel.h"
 #include "main_window.h"
+#include "metrics_store.h"
 #include "monitor_test_util.h"
 #include "qt_test_main.h"
 #include "run_controls.h"
@@ -111,6 +113,16 @@ class TestFirstLaunch : public QObject {
                             .arg(min.width())
                             .arg(min.height())
                             .arg(wide)));
+    // Nor once a run with a history-style name is shown (the label above the charts names it).
+    MetricsStore store;
+    w.charts()->setSources(
+        {{QStringLiteral("20261206-091133-fashion-mnist-mlp-two-ranks"), &store}}, true);
+    const QSize shown = w.minimumSizeHint().expandedTo(w.minimumSize());
+    QVERIFY2(shown.width() <= 1024,
+             qPrintable(QStringLiteral("minimum width %1 with a run shown").arg(shown.width())));
+    // The charts' side leaves room for the form beside it (300) on a 1024-wide screen.
+    QVERIFY2(w.charts()->minimumSizeHint().width() <= 650,
+             qPrintable(QString::number(w.charts()->minimumSizeHint().width())));
     // And the app sizes it to the screen it opens on (here the offscreen platform's 800 x 600).
     const QRect avail = w.screen()->availableGeometry();
     QVERIFY(w.width() > avail.width() || w.height() > avail.height());  // its preferred size

@@ -23,12 +23,14 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   v->setContentsMargins(0, 0, 0, 0);
   auto* bar = new QHBoxLayout();
   showing_ = new QLabel(this);
-  bar->addWidget(showing_);
+  // The run's name can be long: it gets the room left on the row and is cut there (whole in its
+  // tooltip), rather than holding the window wider than a small screen.
+  showing_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  bar->addWidget(showing_, 1);
   backToLive_ = new QPushButton(tr("Back to live run"), this);
   backToLive_->setVisible(false);
   connect(backToLive_, &QPushButton::clicked, this, &ChartsPanel::backToLiveRequested);
   bar->addWidget(backToLive_);
-  bar->addStretch(1);
 
   bar->addWidget(new QLabel(tr("x:"), this));
   xAxis_ = new QComboBox(this);
@@ -73,6 +75,11 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   // What each rank costs its machine, beside them.
   system_ = new SystemChart(lower);
   lower->addWidget(system_);
+  // An explicit minimum, so what the charts draw (a long right-axis label, a legend) cannot
+  // hold the window wider than a small screen: squeezed, they draw narrower.
+  for (QWidget* chart : {static_cast<QWidget*>(throughput_), static_cast<QWidget*>(time_),
+                         static_cast<QWidget*>(system_)})
+    chart->setMinimumWidth(180);
   lower->setStretchFactor(2, 3);
   lower->setStretchFactor(0, 3);
   lower->setStretchFactor(1, 2);
@@ -133,6 +140,7 @@ void ChartsPanel::updateShowing() {
                           : tr("Live run: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
   else
     showing_->setText(tr("Viewing: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
+  showing_->setToolTip(showing_->text());
 }
 
 const ChartSources& ChartsPanel::sources() const {

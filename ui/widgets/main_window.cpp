@@ -179,7 +179,7 @@ QWidget* MainWindow::buildLeft() {
   scroll->setWidget(form_);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
-  scroll->setMinimumWidth(300);
+  scroll->setMinimumWidth(270);
   v->addWidget(scroll, 1);
   v->addWidget(launchCommand_);
   return panel;

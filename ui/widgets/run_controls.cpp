@@ -31,7 +31,7 @@ QToolButton* button(QAction* action, QWidget* parent) {
   auto* b = new QToolButton(parent);
   b->setDefaultAction(action);
   b->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  b->setMinimumWidth(90);
+  b->setMinimumWidth(72);
   return b;
 }
 
@@ -52,9 +52,10 @@ RunControls::RunControls(QAction* start, QAction* stop, QWidget* parent) : QWidg
   progress_->setFormat(progressBarFormat(0, false));
   progress_->setRange(0, 1);
   progress_->setValue(0);
+  progress_->setMinimumWidth(150);  // "step 1418 / 1880 (75%)" on one line
   h->addWidget(progress_, 1);
   eta_ = new QLabel(this);
-  eta_->setMinimumWidth(80);
+  eta_->setMinimumWidth(64);
   eta_->setToolTip(tr("Estimated time left, from the recent step rate"));
   h->addWidget(eta_);
   loss_ = new QLabel(this);
