@@ -56,6 +56,37 @@ class TestLocalStartCheck : public QObject {
     QVERIFY(!localStartProblem(s, clean).isEmpty());
   }
 
+  // A resume keeps the run's plan; the epochs, the learning rate and the like may change.
+  void aResumeKeepsTheRunsWorldBatchAccumulationAndData() {
+    const QString dir = tmp.filePath(QStringLiteral("planned"));
+    QVERIFY(QDir().mkpath(dir + QStringLiteral("/checkpoints")));
+    RunSpec was;
+    was.nproc = 2;
+    was.batch_size = 4;
+    was.accum_steps = 2;
+    was.run_dir = dir.toStdString();
+    QFile spec(RunDirectory::specPath(dir));
+    QVERIFY(spec.open(QIODevice::WriteOnly));
+    spec.write(QByteArray::fromStdString(to_json_text(was)));
+    spec.close();
+    RunSpec s = was;
+    s.resume = dir.toStdString();
+    s.epochs = 5;
+    s.lr = 0.01;
+    QCOMPARE(localStartProblem(s, clean), QString());
+    s.nproc = 1;
+    QCOMPARE(localStartProblem(s, clean),
+             QStringLiteral("invalid --nproc '1': the resumed run trains with 2 (where it stands "
+                            "depends on it); start a new run to change it"));
+    s.nproc = 2;
+    s.resume = (dir + QStringLiteral("/checkpoints/step-00000010.pt")).toStdString();
+    s.batch_size = 8;
+    QVERIFY(localStartProblem(s, clean).startsWith(QLatin1String("invalid --batch-size '8'")));
+    s.batch_size = 4;
+    s.dataset_size = 100;  // the task's default before
+    QVERIFY(localStartProblem(s, clean).startsWith(QLatin1String("invalid --dataset-size '100'")));
+  }
+
   void aMetricsFileNeedsItsDirectory() {
     RunSpec s;
     s.metrics_file = tmp.filePath(QStringLiteral("missing/m.jsonl")).toStdString();

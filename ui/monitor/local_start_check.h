@@ -4,6 +4,8 @@
 // - the DDPDESK_* environment the ranks would get, by the worker's own rules (worker_settings.h);
 // - a run directory that already holds another run (its spec.json): a new run there would mix
 //   its record, metrics and checkpoints into the old one's; resuming that run is the way on;
+// - a resume that changes the run's plan: its world size, batch, accumulation or data set (the
+//   checkpoint's epoch and step within it would mean other samples and other step totals);
 // - a metrics file whose directory does not exist or cannot be written.
 // What only the worker can judge (a resume's checkpoint, a user task's files) is its dry run's
 // (task_check.h). Qt Core only.
