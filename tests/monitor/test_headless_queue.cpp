@@ -95,6 +95,18 @@ class TestHeadlessQueue : public QObject {
     }
   }
 
+  // An entry refused before it starts is said once, not once as refused and again as failed.
+  void aRefusedEntryGetsOneLine() {
+    const QString path = write(
+        QStringLiteral("refused.json"),
+        R"({"entries": [{"spec": {"metrics_file": "/nonexistent/dir/m.jsonl"}}, {"spec": {}}]})");
+    const Result r = run({"--queue", path});
+    QCOMPARE(r.code, 1);
+    QCOMPARE(r.err.count(QLatin1String("could not start")), 1);
+    QVERIFY2(r.err.contains(QLatin1String("invalid --metrics-file")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QLatin1String("queue: run 2/2 finished")), qPrintable(r.err));
+  }
+
   void aFinishedQueueRunAgainHasNothingToDo() {
     const QString path = write(QStringLiteral("q.json"), R"({"entries":[{"spec":{}}]})");
     QCOMPARE(run({"--queue", path}).code, 0);

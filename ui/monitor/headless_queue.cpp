@@ -101,6 +101,8 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     progress.reset();
     const QueueEntry& e = queue.entries()[queue.indexOf(id)];
     if (e.state == QueueEntry::State::Failed) failed = true;
+    // Refused before it started: the queue's own line said so already.
+    if (e.reason.startsWith(QLatin1String(QueueEntry::kCouldNotStart))) return;
     printHeadlessLine(QStringLiteral("queue: run %1/%2 %3%4")
                           .arg(queue.indexOf(id) + 1)
                           .arg(total)

@@ -391,7 +391,7 @@ void RunQueue::onChecked(const QString& problem, const QString& warning) {
 void RunQueue::failToStart(int id, const QString& error) {
   QueueEntry* e = find(id);
   e->state = State::Failed;
-  e->reason = QStringLiteral("could not start: ") + firstLine(error);
+  e->reason = QLatin1String(QueueEntry::kCouldNotStart) + firstLine(error);
   Q_EMIT message(QStringLiteral("queue: run %1 could not start: %2").arg(id).arg(error));
   if (stop_on_failure_) paused_ = true;
   persist();

@@ -42,6 +42,9 @@ struct QueueEntry {
   // What sets it apart, in a line: a sweep's fields ("accum_steps=2, batch_size=16"), or the
   // spec's main ones ("name: seed, 2 rank(s), batch 4 x accum 1, lr 0.001, 3 epoch(s)").
   QString label() const;
+  // The head of `reason` for an entry refused before it started (RunQueue says so at once, in
+  // its message).
+  static constexpr const char* kCouldNotStart = "could not start: ";
 };
 
 class RunQueue : public QObject {
