@@ -188,6 +188,20 @@ class TestMetricsStore : public QObject {
     QCOMPARE(int(store.rankSeries(0).size()), 16);
   }
 
+  // A resumed run's length is its latest session's, also when that is shorter (fewer epochs)
+  // and whichever order the sessions' lines come in (the history is read beside the stream).
+  void theLatestSessionGivesTheRunsLength() {
+    MetricsStore store;
+    store.ingest(makeEvent(0, "started", 0, 500));
+    store.ingest(makeEvent(0, "started", 150, 200));  // resumed at 150 for 200 in all
+    QCOMPARE(store.progress().totalSteps, 200);
+    MetricsStore reversed;
+    reversed.ingest(makeEvent(0, "started", 150, 200));
+    reversed.ingest(makeEvent(1, "started", 150, 200));
+    reversed.ingest(makeEvent(0, "started", 0, 500));
+    QCOMPARE(reversed.progress().totalSteps, 200);
+  }
+
   void progressAndEta() {
     MetricsStore store;
     store.setWorld(2);

@@ -165,7 +165,13 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     events.push_back(*ev);
     RankInfo& i = info(rank, revision);
     i.lastEvent = QString::fromStdString(ev->event);
-    if (ev->event == "started") totalSteps = std::max<qint64>(totalSteps, ev->total_steps);
+    // The run's length is the latest session's: a resume may end sooner than the session before
+    // it planned (fewer epochs). The latest is the one that started furthest on, whatever order
+    // the sessions' lines arrive in (the history is read while the new session streams).
+    if (ev->event == "started" && ev->step >= totalFrom) {
+      totalSteps = ev->total_steps;
+      totalFrom = ev->step;
+    }
     if (ev->event == "checkpoint" && !ev->path.empty())
       lastCheckpoint = QString::fromStdString(ev->path);
     if (ev->event == "epoch") i.epoch = ev->epoch;

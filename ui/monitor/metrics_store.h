@@ -176,6 +176,7 @@ class MetricsStore : public QObject {
     std::vector<wire::Error> errors;
     GaugeSet gauges;
     qint64 totalSteps = 0;
+    qint64 totalFrom = -1;  // the step the session whose total that is started from
     double evalSeconds = 0;
     QString lastCheckpoint;
 
