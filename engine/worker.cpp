@@ -361,7 +361,20 @@ int worker_main(int argc, char** argv) {
       r = {TrainResult::Failed, bad.what()};
       rc = 2;
     } catch (const std::exception& ex) {
-      r = {TrainResult::Failed, first_line(ex.what())};
+      if (g_stop) {
+        // Asked to stop before training: the rendezvous gave up waiting for its peers
+        // (StopRequested), or a peer that stopped first left it half done. Either way the rank
+        // stops as it would at a step, only with nothing trained to checkpoint.
+        r = {TrainResult::Stopped, {}};
+        wire::Event stopped;
+        stopped.rank = e.rank;
+        stopped.event = "stopped";
+        stopped.detail = "stop requested before training started";
+        telemetry->send(stopped);
+        std::cerr << "ddpdesk-worker[" << e.rank << "] stopped before training started\n";
+      } else {
+        r = {TrainResult::Failed, first_line(ex.what())};
+      }
     }
   }
   if (training) r = training->run();

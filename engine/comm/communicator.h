@@ -3,6 +3,7 @@
 // many times, so the hot path allocates nothing and, on Gloo, skips c10d's per-call overhead.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,6 +66,9 @@ struct CommOptions {
   // A store already connected (make_cpu_communicator's, which agreed on the backend through
   // it); empty: the communicator connects its own.
   c10::intrusive_ptr<c10d::Store> store;
+  // The rank's stop flag: the rendezvous gives up waiting for peers once it is set (throwing
+  // StopRequested, store.h). Null: it waits until the timeout.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The store to rendezvous through: the one given in `o`, else a fresh connection.

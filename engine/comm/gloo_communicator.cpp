@@ -24,7 +24,9 @@ namespace {
 // Lets Gloo's rendezvous use the c10d store (TCPStore) that torchrun and Slurm runs share.
 class GlooStoreAdapter : public gloo::rendezvous::Store {
  public:
-  explicit GlooStoreAdapter(c10::intrusive_ptr<c10d::Store> s) : store_(std::move(s)) {}
+  GlooStoreAdapter(c10::intrusive_ptr<c10d::Store> s, double timeout_s,
+                   const std::atomic<bool>* stop)
+      : store_(std::move(s)), timeout_s_(timeout_s), stop_(stop) {}
   void set(const std::string& key, const std::vector<char>& data) override {
     store_->set(key, std::vector<uint8_t>(data.begin(), data.end()));
   }
@@ -32,13 +34,19 @@ class GlooStoreAdapter : public gloo::rendezvous::Store {
     auto v = store_->get(key);
     return std::vector<char>(v.begin(), v.end());
   }
-  void wait(const std::vector<std::string>& keys) override { store_->wait(keys); }
+  // Waiting for the peers' addresses is where a rank waits for late peers: it watches the stop
+  // flag (store.h).
+  void wait(const std::vector<std::string>& keys) override {
+    wait_for_keys(*store_, keys, timeout_s_, stop_);
+  }
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
-    store_->wait(keys, t);
+    wait_for_keys(*store_, keys, std::chrono::duration<double>(t).count(), stop_);
   }
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;
+  double timeout_s_;
+  const std::atomic<bool>* stop_;
 };
 
 void check_cpu_contiguous(const torch::Tensor& t) {
@@ -78,7 +86,7 @@ class GlooCommunicator : public Communicator {
  public:
   explicit GlooCommunicator(const CommOptions& o) : env_(o.env) {
     auto c10_store = store_for(o);
-    GlooStoreAdapter adapter(c10_store);
+    GlooStoreAdapter adapter(c10_store, o.timeout_s, o.stop);
     gloo::transport::tcp::attr attr;
     if (!o.gloo_socket_ifname.empty()) {
       attr.iface = o.gloo_socket_ifname;
@@ -156,6 +164,8 @@ class GlooCommunicator : public Communicator {
     ctx->setTimeout(timeout);
     try {
       ctx->connectFullMesh(prefixed, device);
+    } catch (const StopRequested&) {
+      throw;
     } catch (const std::exception& e) {
       std::string what = e.what();
       throw std::runtime_error("gloo could not connect all " + std::to_string(env_.world) +

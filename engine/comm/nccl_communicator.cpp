@@ -94,7 +94,7 @@ class NcclCommunicator : public Communicator {
     store->set("gpu/" + std::to_string(o.env.rank), std::vector<uint8_t>(me.begin(), me.end()));
     for (int r = 0; r < o.env.world; ++r) {
       if (r == o.env.rank) continue;
-      auto v = store->get("gpu/" + std::to_string(r));
+      auto v = get_when_set(*store, "gpu/" + std::to_string(r), o.timeout_s, o.stop);
       if (std::string(v.begin(), v.end()) == me)
         throw std::runtime_error("ranks " + std::to_string(std::min(r, o.env.rank)) + " and " +
                                  std::to_string(std::max(r, o.env.rank)) +
@@ -106,7 +106,7 @@ class NcclCommunicator : public Communicator {
       store->set("nccl_id", std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&id),
                                                  reinterpret_cast<uint8_t*>(&id) + sizeof id));
     } else {
-      auto v = store->get("nccl_id");
+      auto v = get_when_set(*store, "nccl_id", o.timeout_s, o.stop);
       if (v.size() != sizeof id) throw std::runtime_error("malformed NCCL id in the store");
       std::memcpy(&id, v.data(), sizeof id);
     }

@@ -84,14 +84,21 @@ class ShmCommunicator : public Communicator {
       new (control_) Control{};
       store->set("shm/name", std::vector<uint8_t>(name.begin(), name.end()));
     } else {
-      auto v = store->get("shm/name");
+      auto v = get_when_set(*store, "shm/name", timeout_, o.stop);
       name.assign(v.begin(), v.end());
       int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
       if (fd < 0) throw std::runtime_error("cannot open shared memory " + name);
       map(fd);
     }
     control_->pid[env_.rank] = ::getpid();
-    barrier_wait();  // everyone has mapped it: the name can go, nothing leaks after a crash
+    try {
+      // Everyone has mapped it: the name can go, nothing leaks after a crash. A stop while a
+      // peer is still missing leaves (its peers, stopping too, find this rank gone and stop).
+      barrier_wait(o.stop);
+    } catch (...) {
+      if (env_.rank == 0) ::shm_unlink(name.c_str());
+      throw;
+    }
     if (env_.rank == 0) ::shm_unlink(name.c_str());
   }
 
@@ -185,8 +192,10 @@ class ShmCommunicator : public Communicator {
     }
   }
 
-  // Generation barrier with spin-then-futex waiting, dead-peer detection and a deadline.
-  void barrier_wait() {
+  // Generation barrier with spin-then-futex waiting, dead-peer detection and a deadline; with
+  // `stop` (the set-up's barrier only: a collective never leaves on its own), StopRequested once
+  // *stop is set.
+  void barrier_wait(const std::atomic<bool>* stop = nullptr) {
     Control* c = control_;
     const std::uint32_t gen = c->generation.load(std::memory_order_acquire);
     c->passed[env_.rank].fetch_add(1, std::memory_order_relaxed);
@@ -210,6 +219,7 @@ class ShmCommunicator : public Communicator {
       timespec ts{0, 20 * 1000 * 1000};  // wake every 20 ms to check the peers
       futex(&c->generation, FUTEX_WAIT, gen, &ts);
       if (c->generation.load(std::memory_order_acquire) != gen) return;
+      if (stop != nullptr && stop->load()) throw StopRequested();
       if (std::uint32_t f = c->failed.load()) {  // a peer already found out who is missing
         const int r = static_cast<int>(f - 1);
         throw std::runtime_error("rank " + std::to_string(r) + " (pid " +

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "file_sink.h"
 #include "run_spec.h"
 #include "task.h"
 #include "tensor_file.h"
@@ -261,7 +262,8 @@ class ScriptTask final : public Task {
     const bool was_training = module_.is_training();
     out.train(false);
     try {
-      out.save(tmp);
+      // Not out.save(tmp): on a full disk LibTorch's writer would abort the process.
+      write_file_through(tmp, [&](std::ostream& stream) { out.save(stream); });
     } catch (const std::exception& e) {
       module_.train(was_training);
       std::remove(tmp.c_str());

@@ -8,6 +8,7 @@
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -21,18 +22,28 @@ using spec_fields::Field;
 using spec_fields::find_field;
 using spec_fields::Kind;
 
-// Converts a JSON value (or CLI string) to the field's kind; nullopt when it cannot.
-std::optional<json> convert(const Field& f, const json& v) {
+// Converts a JSON value (or CLI string) to the field's kind; nullopt when it cannot. An integer
+// beyond std::int64_t sets *too_large, so its message names the range instead of the kind.
+std::optional<json> convert(const Field& f, const json& v, bool* too_large) {
+  *too_large = false;
   switch (f.kind) {
     case Kind::Text:
       if (v.is_string()) return v;
       return std::nullopt;
     case Kind::Int: {
+      // JSON keeps integers above INT64_MAX as unsigned: read as int64 they would wrap negative.
+      if (v.is_number_unsigned() &&
+          v.get<std::uint64_t>() >
+              static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        *too_large = true;
+        return std::nullopt;
+      }
       if (v.is_number_integer()) return v;
       if (v.is_number_float()) {
         double d = v.get<double>();
         if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15)
           return json(static_cast<std::int64_t>(d));
+        *too_large = std::isfinite(d) && std::floor(d) == d;
         return std::nullopt;
       }
       if (v.is_string()) {
@@ -43,6 +54,12 @@ std::optional<json> convert(const Field& f, const json& v) {
           long long n = std::stoll(s, &pos, 10);
           if (pos != s.size()) return std::nullopt;
           return json(static_cast<std::int64_t>(n));
+        } catch (const std::out_of_range&) {
+          // All digits, only too many of them ("+"/"-" first is what stoll reads too).
+          const std::size_t first = s[0] == '-' || s[0] == '+' ? 1 : 0;
+          *too_large =
+              s.size() > first && s.find_first_not_of("0123456789", first) == std::string::npos;
+          return std::nullopt;
         } catch (...) {
           return std::nullopt;
         }
@@ -259,8 +276,15 @@ std::vector<FieldError> apply_fields(const nlohmann::json& obj, RunSpec& spec) {
       out.push_back({it.key(), field_value_text(it.value()), "is not a run spec field"});
       continue;
     }
-    auto v = convert(*f, it.value());
-    if (!v || !fits_member(*f, *v)) {
+    bool too_large = false;
+    auto v = convert(*f, it.value(), &too_large);
+    if (too_large || (v && !fits_member(*f, *v))) {
+      // Quoted as given: the converted number would be wrapped or clipped.
+      out.push_back(
+          {f->key, field_value_text(it.value()), spec_fields::integer_range_text(f->lo, f->hi)});
+      continue;
+    }
+    if (!v) {
       out.push_back({f->key, field_value_text(it.value()), kind_text(f->kind)});
       continue;
     }

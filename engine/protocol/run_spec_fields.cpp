@@ -11,12 +11,8 @@ namespace {
 
 using json = nlohmann::json;
 
-template <typename T>
-std::string check_range(T v, T lo, T hi, const char* what) {
-  if (v >= lo && v <= hi) return {};
-  std::ostringstream os;
-  os << "must be " << what << " from " << lo << " to " << hi;
-  return os.str();
+std::string check_int(std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  return v >= lo && v <= hi ? std::string() : integer_range_text(lo, hi);
 }
 
 std::string check_real(double v, double lo, double hi, bool lo_open) {
@@ -30,11 +26,11 @@ std::string check_real(double v, double lo, double hi, bool lo_open) {
 
 constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
 
-#define INT_FIELD(member, key, help, lo, hi)                                                       \
-  Field {                                                                                          \
-    key, Kind::Int, help, [](const RunSpec& s) { return json(s.member); },                         \
-        [](RunSpec& s, const json& v) { s.member = v.get<decltype(RunSpec::member)>(); },          \
-        [](const RunSpec& s) { return check_range<std::int64_t>(s.member, lo, hi, "an integer"); } \
+#define INT_FIELD(member, key, help, lo, hi)                                              \
+  Field {                                                                                 \
+    key, Kind::Int, help, [](const RunSpec& s) { return json(s.member); },                \
+        [](RunSpec& s, const json& v) { s.member = v.get<decltype(RunSpec::member)>(); }, \
+        [](const RunSpec& s) { return check_int(s.member, lo, hi); }, lo, hi              \
   }
 
 #define TEXT_FIELD(member, key, help)                                       \
@@ -64,6 +60,10 @@ std::string check_tensor_name(const std::string& name) {
 }
 
 }  // namespace
+
+std::string integer_range_text(std::int64_t lo, std::int64_t hi) {
+  return "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+}
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {

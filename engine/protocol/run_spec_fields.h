@@ -4,6 +4,7 @@
 // see the table through run_spec_fields() in run_spec.h.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,7 +26,14 @@ struct Field {
   std::function<nlohmann::json(const RunSpec&)> get;
   std::function<void(RunSpec&, const nlohmann::json&)> set;
   std::function<std::string(const RunSpec&)> check;
+  // Int fields: the allowed range, so a number too large for any integer type is still told
+  // the range rather than misread as something that is no integer.
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
 };
+
+// "must be an integer from LO to HI": an Int field's rule, worded once.
+std::string integer_range_text(std::int64_t lo, std::int64_t hi);
 
 // Every field, in display order.
 const std::vector<Field>& fields();

@@ -1,5 +1,6 @@
 #include "checkpoint.h"
 
+#include "file_sink.h"
 #include "fused_adam.h"
 
 #include <fcntl.h>
@@ -111,13 +112,15 @@ void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& mo
   fs::create_directories(final_path.parent_path());
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   try {
-    ar.save_to(tmp);
+    // Not ar.save_to(tmp): on a full disk LibTorch's writer would abort the process.
+    write_file_through(tmp, [&](std::ostream& out) { ar.save_to(out); });
   } catch (const std::exception& e) {
     std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write checkpoint '" + path + "': " + e.what());
+    const std::string what = e.what();
+    throw std::runtime_error("cannot write checkpoint '" + path +
+                             "': " + what.substr(0, what.find('\n')));
   }
   crash_here_if_asked(tmp, pos.step, kill_at_step);
-  fsync_path(tmp, O_RDONLY);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     throw std::runtime_error("cannot move checkpoint into place at '" + path + "'");

@@ -35,12 +35,12 @@ bool overlap_communication(const RankEnv& env, bool cuda, const WorkerSettings& 
 // that names neither.
 static std::unique_ptr<Communicator> make_agreed_cpu_communicator(Transport t, CommOptions co) {
   std::string choice = t == Transport::SharedMemory ? "shm" : "gloo";
-  co.store = connect_store(co.env, co.timeout_s);
+  co.store = connect_store(co.env, co.timeout_s, co.stop);
   const std::string key = "comm/cpu";
   if (co.env.rank == 0) {
     co.store->set(key, std::vector<uint8_t>(choice.begin(), choice.end()));
   } else {
-    auto v = co.store->get(key);
+    auto v = get_when_set(*co.store, key, co.timeout_s, co.stop);
     choice.assign(v.begin(), v.end());
   }
   return choice == "shm" ? make_shm_communicator(co) : make_gloo_communicator(co);

@@ -132,6 +132,7 @@ class Trainer {
     co.cuda_device = cuda ? device_.index() : -1;
     co.gloo_socket_ifname = o_.settings.gloo_socket_ifname;
     co.gloo_mode = o_.settings.gloo_mode;
+    co.stop = o_.stop_requested;
     comm_ = make_communicator(choose_transport(env_, cuda, o_.settings), co);
     if (comm_) {
       broadcast_parameters(*comm_, params_);

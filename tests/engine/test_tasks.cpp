@@ -3,9 +3,14 @@
 // bit (the format-2 dict) — also from the format-1 layout older runs wrote.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <torch/serialize/output-archive.h>
@@ -104,6 +109,51 @@ TEST(Tasks, CheckpointRoundTripsTheTaskState) {
   EXPECT_EQ(back.step, 17);
   for (std::size_t i = 0; i < a->parameters().size(); ++i)
     EXPECT_TRUE(same_bits(a->parameters()[i], b->parameters()[i])) << i;
+}
+
+// A checkpoint that does not fit (here past RLIMIT_FSIZE: EFBIG, the same short write a full
+// disk gives with ENOSPC) is an exception naming the file and the reason, and leaves no
+// temporary file. LibTorch's zip writer used to abort the process there (std::terminate from
+// its destructor), so the save runs in a child process.
+TEST(Tasks, CheckpointThatDoesNotFitIsAnErrorNotAnAbort) {
+  TempDir dir;
+  torch::manual_seed(1);
+  auto mlp = make_model("fmnist-mlp");  // about 1 MB of parameters, past the limit below
+  std::vector<NamedTensor> state;
+  for (const auto& p : mlp->named_parameters()) state.push_back({p.key(), p.value()});
+  FusedAdam opt(mlp->parameters(), {});
+  const std::string path = dir.path() + "/checkpoints/step-00000001.pt";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG
+    const rlimit limit{256 << 10, 256 << 10};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    std::string message = "no error";
+    try {
+      save_checkpoint(path, state, opt, {}, "{}");
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    (void)!::write(fds[1], message.data(), message.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) message.append(buf, n);
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the save ended its process with signal " << WTERMSIG(status);
+  EXPECT_EQ(message, "cannot write checkpoint '" + path + "': " + std::strerror(EFBIG));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path() + "/checkpoints"))
+    left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << left.front();
 }
 
 TEST(Tasks, CheckpointOfAnotherModelIsRefused) {

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -89,6 +90,78 @@ TEST(StopResume, SigtermToOneRankStopsAllAtOneStepAndResumeIsExact) {
   for (const auto& s : steps) {
     const std::int64_t k = s["step"];
     EXPECT_EQ(s["global_loss"].get<double>(), want[k - 1]) << "step " << k;
+  }
+}
+
+namespace {
+
+// The shared memory rank `pid` made for its communicator, once it has ("" until then).
+std::string shm_of(int pid) {
+  const std::string prefix = "ddpdesk-" + std::to_string(pid) + "-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return e.path().string();
+  return {};
+}
+
+// One rank of a world of two whose other rank never comes, stopped while it waits for it.
+RankRun stop_lonely_rank(const std::string& dir, int rank, const std::string& comm,
+                         double* waited_s) {
+  LaunchOptions o;
+  o.world = 1;
+  o.env = {{"WORLD_SIZE", "2"},
+           {"LOCAL_WORLD_SIZE", "2"},
+           {"RANK", std::to_string(rank)},
+           {"LOCAL_RANK", std::to_string(rank)},
+           // SIGTERM is a stop request from the rank's first moments, as under Slurm: the
+           // outcome does not depend on how far the rank got when the signal came.
+           {"DDPDESK_STOP_FILE", dir + "/no-stop-requested"},
+           {"DDPDESK_COMM", comm}};
+  o.args = kSpec;
+  o.args.insert(o.args.end(), {"--run-dir", dir, "--collective-timeout", "60"});
+  o.timeout_s = 30;  // the peer's timeout is twice that: only a noticed stop ends in time
+  const auto t0 = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point sent;
+  o.while_running = [&](const std::vector<int>& pids) {
+    // Rank 0 hosts the store and waits in its shared memory's barrier (or for the peer's Gloo
+    // address); rank 1 tries to reach the store no one hosts.
+    const bool waiting = rank == 0 && comm == "shm"
+                             ? !shm_of(pids[0]).empty()
+                             : std::chrono::steady_clock::now() - t0 > std::chrono::seconds(3);
+    if (!waiting) return false;
+    ::kill(pids[0], SIGTERM);
+    sent = std::chrono::steady_clock::now();
+    return true;
+  };
+  RankRun r = launch_ranks(o);
+  *waited_s = std::chrono::duration<double>(r.exited_at[0] - sent).count();
+  return r;
+}
+
+}  // namespace
+
+// A stop while a rank waits for its peers at the rendezvous ends it promptly as stopped (exit 0,
+// its exit record), not after the collective timeout, and not as a failure.
+TEST(StopResume, StopWhileWaitingForPeersAtRendezvousIsAPromptCleanStop) {
+  const std::string base = temp_dir("stop-rendezvous");
+  for (const auto& [rank, comm] :
+       std::vector<std::pair<int, std::string>>{{0, "shm"}, {1, "shm"}, {0, "gloo"}}) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + ", " + comm);
+    const std::string dir = base + "/rank" + std::to_string(rank) + comm;
+    double waited_s = 0;
+    RankRun r = stop_lonely_rank(dir, rank, comm, &waited_s);
+    ASSERT_FALSE(r.timed_out) << r.stderr_text[0];
+    EXPECT_EQ(r.exit_codes[0], 0) << r.stderr_text[0];
+    EXPECT_LT(waited_s, 5.0) << r.stderr_text[0];
+    auto rec = exit_record(dir, rank);
+    ASSERT_TRUE(rec) << r.stderr_text[0];
+    EXPECT_EQ(rec->outcome, "stopped");
+    EXPECT_EQ(rec->exit_code, 0);
+    EXPECT_EQ(rec->stop_signal, "SIGTERM");
+    EXPECT_EQ(rec->step, 0);
+    EXPECT_EQ(shm_of(r.pids[0]), "") << "the shared memory outlived its run";
+    EXPECT_NE(r.stderr_text[0].find("stopped before training started"), std::string::npos)
+        << r.stderr_text[0];
   }
 }
 

@@ -1,10 +1,14 @@
 // RunSpec: JSON round trip, validation messages and conversion of CLI-style text values.
 #include <QtTest>
 
+#include <algorithm>
+
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "qt_test_main.h"
 #include "run_spec.h"
+#include "spec_flags.h"
 
 using namespace ddpdesk;
 
@@ -55,8 +59,22 @@ class TestRunSpec : public QObject {
                         << "invalid lr '0': must be a number greater than 0 and at most 10";
     QTest::newRow("unknown") << R"({"bach_size":4})"
                              << "invalid bach_size '4': is not a run spec field";
-    QTest::newRow("huge int") << R"({"epochs":99999999999})"
-                              << "invalid epochs '99999999999': must be an integer";
+    // Integers too large for the field (or for any int64) are told the range, quoted as given.
+    QTest::newRow("huge int")
+        << R"({"epochs":99999999999})"
+        << "invalid epochs '99999999999': must be an integer from 1 to 100000";
+    QTest::newRow("seed past int64")
+        << R"({"seed":9223372036854775808})"
+        << "invalid seed '9223372036854775808': must be an integer from 0 to 9223372036854775807";
+    QTest::newRow("seed at uint64 max")
+        << R"({"seed":18446744073709551615})"
+        << "invalid seed '18446744073709551615': must be an integer from 0 to 9223372036854775807";
+    QTest::newRow("seed text past int64")
+        << R"({"seed":"-9223372036854775809"})"
+        << "invalid seed '-9223372036854775809': must be an integer from 0 to 9223372036854775807";
+    QTest::newRow("seed far past int64")
+        << R"({"seed":1e30})"
+        << "invalid seed '1e+30': must be an integer from 0 to 9223372036854775807";
     QTest::newRow("tensorboard 2") << R"({"tensorboard":2})"
                                    << "invalid tensorboard '2': must be 0 or 1";
     QTest::newRow("tensorboard yes") << R"({"tensorboard":"yes"})"
@@ -166,6 +184,32 @@ class TestRunSpec : public QObject {
                             "event files go to <run_dir>/tb"));
     s.run_dir = "/tmp/run";
     QVERIFY(validate_for_worker(s).empty());
+  }
+
+  // Flags take their values as text: a number past int64 is quoted as typed, with the range.
+  void flagsOutOfRange() {
+    for (const char* seed :
+         {"9223372036854775808", "18446744073709551615", "99999999999999999999"}) {
+      CLI::App app;
+      SpecFlags flags(app, true);
+      std::vector<std::string> args = {"--seed", seed};
+      std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+      app.parse(args);
+      RunSpec spec;
+      const auto problems = flags.build(spec);
+      QCOMPARE(problems.size(), std::size_t(1));
+      QCOMPARE(QString::fromStdString(problems[0]),
+               QString("invalid --seed '%1': must be an integer from 0 to 9223372036854775807")
+                   .arg(seed));
+    }
+    CLI::App app;
+    SpecFlags flags(app, true);
+    std::vector<std::string> args = {"12"};
+    args.push_back("--seed");
+    app.parse(args);
+    RunSpec spec;
+    QVERIFY(flags.build(spec).empty());
+    QCOMPARE(spec.seed, std::int64_t(12));
   }
 
   void flagSpelling() {
