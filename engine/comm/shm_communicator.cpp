@@ -194,8 +194,9 @@ class ShmCommunicator : public Communicator {
 
   // Generation barrier with spin-then-futex waiting, dead-peer detection and a deadline; with
   // `stop` (the set-up's barrier only: a collective never leaves on its own), StopRequested once
-  // *stop is set.
+  // *stop has been set for kStopGrace (store.h).
   void barrier_wait(const std::atomic<bool>* stop = nullptr) {
+    StopWatch watch(stop);
     Control* c = control_;
     const std::uint32_t gen = c->generation.load(std::memory_order_acquire);
     c->passed[env_.rank].fetch_add(1, std::memory_order_relaxed);
@@ -219,7 +220,7 @@ class ShmCommunicator : public Communicator {
       timespec ts{0, 20 * 1000 * 1000};  // wake every 20 ms to check the peers
       futex(&c->generation, FUTEX_WAIT, gen, &ts);
       if (c->generation.load(std::memory_order_acquire) != gen) return;
-      if (stop != nullptr && stop->load()) throw StopRequested();
+      watch.check();
       if (std::uint32_t f = c->failed.load()) {  // a peer already found out who is missing
         const int r = static_cast<int>(f - 1);
         throw std::runtime_error("rank " + std::to_string(r) + " (pid " +

@@ -34,9 +34,10 @@ std::string first_line(const std::string& s) {
 }
 
 // Whether something accepts TCP connections at MASTER_ADDR:MASTER_PORT before the deadline
-// (true too when the host cannot be resolved: c10d then says why); throws StopRequested once
-// *stop is set. Each connect is given up to the deadline, polled in kStopPoll slices.
-bool await_listener(const RankEnv& env, Clock::time_point deadline, const std::atomic<bool>* stop) {
+// (true too when the host cannot be resolved: c10d then says why); throws StopRequested when
+// `watch` says a stop has waited long enough. Each connect is given up to the deadline, polled in
+// kStopPoll slices.
+bool await_listener(const RankEnv& env, Clock::time_point deadline, StopWatch& watch) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -54,9 +55,11 @@ bool await_listener(const RankEnv& env, Clock::time_point deadline, const std::a
       if (!connected && errno == EINPROGRESS) {
         pollfd p{fd, POLLOUT, 0};
         while (!connected && Clock::now() < deadline) {
-          if (stopping(stop)) {
+          try {
+            watch.check();
+          } catch (const StopRequested&) {
             ::close(fd);
-            throw StopRequested();
+            throw;
           }
           const int r = ::poll(&p, 1, static_cast<int>(kStopPoll.count()));
           if (r < 0 && errno == EINTR) continue;
@@ -74,7 +77,7 @@ bool await_listener(const RankEnv& env, Clock::time_point deadline, const std::a
     }
     // Nobody listens yet: try again shortly.
     for (auto until = Clock::now() + kStopPoll; Clock::now() < until;) {
-      if (stopping(stop)) throw StopRequested();
+      watch.check();
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
@@ -82,6 +85,16 @@ bool await_listener(const RankEnv& env, Clock::time_point deadline, const std::a
 }
 
 }  // namespace
+
+void StopWatch::check() {
+  if (!stopping(stop_)) return;
+  const auto now = Clock::now();
+  if (!seen_) {
+    seen_ = true;
+    since_ = now;
+  }
+  if (now - since_ >= kStopGrace) throw StopRequested();
+}
 
 bool interrupted_by_signal(const std::exception& e) {
   return std::strstr(e.what(), std::strerror(EINTR)) != nullptr;
@@ -97,13 +110,14 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, double timeout
   const auto timeout = to_ms(timeout_s);
   const auto deadline = Clock::now() + timeout;
   c10::intrusive_ptr<c10d::Store> store;
+  StopWatch watch(stop);
   for (;;) {
-    if (stopping(stop)) throw StopRequested();
+    watch.check();
     // A client waits for the host (rank 0 may still be loading its data) here, watching the
     // stop flag; c10d's own connect loop would wait out the whole timeout. Short c10d timeouts
     // are no way round it: c10d 1.13 retries a refused connect once a second, and under a
     // timeout shorter than that not at all.
-    const bool listening = opts.isServer || stop == nullptr || await_listener(env, deadline, stop);
+    const bool listening = opts.isServer || stop == nullptr || await_listener(env, deadline, watch);
     // Past the deadline with no host: one last short try, for c10d's own message.
     opts.timeout = listening ? timeout : std::chrono::milliseconds(1000);
     try {
@@ -127,6 +141,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const RankEnv& env, double timeout
 void wait_for_keys(c10d::Store& store, const std::vector<std::string>& keys, double timeout_s,
                    const std::atomic<bool>* stop) {
   const auto deadline = Clock::now() + to_ms(timeout_s);
+  StopWatch watch(stop);
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     // Keys first: a rank whose peers are all there goes on even when asked to stop, and stops
@@ -139,7 +154,7 @@ void wait_for_keys(c10d::Store& store, const std::vector<std::string>& keys, dou
       if (stopping(stop)) throw StopRequested();
       if (!interrupted_by_signal(e)) throw;
     }
-    if (stopping(stop)) throw StopRequested();
+    watch.check();
     if (Clock::now() >= deadline) {
       std::string names;
       for (const auto& k : keys) names += (names.empty() ? "'" : ", '") + k + "'";
