@@ -8,6 +8,7 @@
 // (busy-polling breaks down when ranks outnumber cores). While waiting, the peers' pids are
 // checked: a rank that died is named in the error instead of everyone hanging until a timeout.
 // Each stripe is summed by one rank in rank order, so all ranks get bitwise-identical results.
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -17,11 +18,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -63,6 +66,25 @@ bool process_running(pid_t pid) {
   return !(n > 0 && close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z');
 }
 
+// A rank 0 killed before every peer mapped its segment (SIGKILL while it waited for them) leaves
+// the segment's name, and its memory, until the machine restarts. Names carry the creator's pid:
+// one whose creator is gone is removed by the next rank 0 on the machine. Peers that mapped it
+// keep their mapping; a peer that had not is already failing without its rank 0.
+void remove_orphaned_segments() {
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return;
+  while (const dirent* e = ::readdir(dir)) {
+    long pid = 0;
+    unsigned long suffix = 0;
+    char tail = 0;
+    if (std::sscanf(e->d_name, "ddpdesk-%ld-%lu%c", &pid, &suffix, &tail) != 2 || pid <= 0)
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::shm_unlink((std::string("/") + e->d_name).c_str());
+  }
+  ::closedir(dir);
+}
+
 class ShmAllreduce;
 
 class ShmCommunicator : public Communicator {
@@ -75,6 +97,7 @@ class ShmCommunicator : public Communicator {
     bytes_ = sizeof(Control) + (env_.world + 1) * kSlotBytes;
     std::string name;
     if (env_.rank == 0) {
+      remove_orphaned_segments();
       std::random_device rd;
       name = "/ddpdesk-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
       int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);

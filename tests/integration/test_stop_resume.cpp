@@ -1,7 +1,11 @@
 // Graceful stop and exact resume with real workers: SIGTERM to one rank stops every rank at the
 // same optimizer step with exit 0 and a checkpoint; resuming continues with the very losses the
 // uninterrupted run had.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <signal.h>
 
@@ -163,6 +167,31 @@ TEST(StopResume, StopWhileWaitingForPeersAtRendezvousIsAPromptCleanStop) {
     EXPECT_NE(r.stderr_text[0].find("stopped before training started"), std::string::npos)
         << r.stderr_text[0];
   }
+}
+
+// A segment left by a rank 0 that was killed before its peers all mapped it (its name holds that
+// rank's pid) is removed by the next shared-memory run on the machine; a live process's is not.
+TEST(StopResume, TheNextRunRemovesASegmentWhoseCreatorIsGone) {
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string orphan = "/ddpdesk-" + std::to_string(gone) + "-7";
+  const std::string alive = "/ddpdesk-" + std::to_string(::getpid()) + "-7";
+  for (const std::string& name : {orphan, alive}) {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name;
+    ::close(fd);
+  }
+  LaunchOptions o;
+  o.world = 2;
+  o.args = {"--task", "seed", "--dataset-size", "16", "--epochs", "1", "--system-interval", "0"};
+  o.env = {{"DDPDESK_COMM", "shm"}};
+  RankRun r = launch_ranks(o);
+  EXPECT_EQ(r.exit_codes, (std::vector<int>{0, 0})) << r.stderr_text[0];
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + orphan)) << "the orphan was left";
+  EXPECT_TRUE(std::filesystem::exists("/dev/shm" + alive)) << "a live process's was removed";
+  ::shm_unlink(alive.c_str());
 }
 
 TEST(StopResume, ResumeFromAFileThatIsNotACheckpointIsRejected) {
