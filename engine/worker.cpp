@@ -24,6 +24,7 @@
 #include "resume.h"
 #include "run_spec.h"
 #include "spec_flags.h"
+#include "stop_signals.h"
 #include "task.h"
 #include "telemetry.h"
 #include "trainer.h"
@@ -39,21 +40,11 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_stop_signal{0};  // the signal that asked for the stop, for the exit record
 
+// On the stop-signal thread (stop_signals.h), never in a signal handler: the first signal asks
+// for a coordinated stop; a second one means "now".
 void on_stop_signal(int sig) {
-  // The first signal asks for a coordinated stop; a second one means "now".
   if (g_stop.exchange(true)) _exit(128 + sig);
   g_stop_signal = sig;
-}
-
-void install_signal_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  // Our stdout/stderr are pipes to the monitor: when it dies, a progress line must not kill the
-  // rank (SIGPIPE) in the middle of its graceful stop; the write just fails.
-  signal(SIGPIPE, SIG_IGN);
 }
 
 // OpenBLAS's name for the kernel set it runs ("Haswell", "SkylakeX", ...), "" for another BLAS.
@@ -210,6 +201,8 @@ void record_exit(const std::string& run_dir, const RankEnv& e, const std::string
 }  // namespace
 
 int worker_main(int argc, char** argv) {
+  // Before anything can start a thread: every thread the rank ever has inherits the block.
+  block_stop_signals();
   CLI::App app{"ddpdesk-worker: one rank of a ddpdesk data-parallel training run",
                "ddpdesk-worker"};
   SpecFlags flags(app, /*with_nproc=*/false);
@@ -220,6 +213,17 @@ int worker_main(int argc, char** argv) {
                "load the task as a run would (model, data, one batch through forward and loss), "
                "print a JSON summary and exit: 0 good, 2 bad input");
   if (int rc = parse_cli(app, argc, argv); rc >= 0) return rc;
+  // A question (--probe, --check) is no run to stop: SIGTERM ends it as it ends any program.
+  // A run takes SIGINT and SIGTERM as a stop request from here on, while it loads its data too
+  // (under Slurm, scancel's SIGTERM may come that early).
+  if (want_probe || want_check) {
+    unblock_stop_signals();
+  } else {
+    take_stop_signals(on_stop_signal);
+    // Our stdout/stderr are pipes to the monitor: when it dies, a progress line must not kill
+    // the rank (SIGPIPE) in the middle of its graceful stop; the write just fails.
+    signal(SIGPIPE, SIG_IGN);
+  }
   if (want_probe) {
     std::cout << probe().dump() << std::endl;
     return 0;
@@ -245,10 +249,6 @@ int worker_main(int argc, char** argv) {
     return fail_input(settings.error);
   }
   const WorkerSettings& ws = settings.settings;
-  // Under ddpdesk's Slurm script a stop is scancel's SIGTERM, which may come while this rank is
-  // still loading its data: taken as the stop request from here on, not as death.
-  if (!ws.stop_file.empty() && !want_check) install_signal_handlers();
-
   // Setting up, part one: the task (model and data) loads before anything is written, so bad
   // input leaves no trace. Only here and around TrainingRun's set-up is BadInput caught.
   torch::Device device(torch::kCPU);
@@ -299,7 +299,6 @@ int worker_main(int argc, char** argv) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1) g_stop = true;  // the monitor died before prctl took effect
   }
-  install_signal_handlers();
   // A stop asked for before this rank started: the signal reached only ranks already running.
   if (!ws.stop_file.empty() && std::filesystem::exists(ws.stop_file)) g_stop = true;
 

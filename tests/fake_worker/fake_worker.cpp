@@ -297,6 +297,13 @@ int main(int argc, char** argv) {
   // Ignoring from the start (not only once hung) leaves no race with an early SIGTERM.
   std::signal(SIGTERM, rank == hangRank ? SIG_IGN : onStop);
   std::signal(SIGINT, rank == hangRank ? SIG_IGN : onStop);
+  // The monitor starts ranks with both blocked (the real worker takes them on a thread of its
+  // own); this stand-in takes them in its handler, so it lifts the block, once they have one.
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &stops, nullptr);
 
   const long steps = envInt("FAKE_STEPS", 20);
   const long stepMs = envInt("FAKE_STEP_MS", 2);

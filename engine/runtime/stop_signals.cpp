@@ -1,0 +1,46 @@
+// See stop_signals.h: SIGINT and SIGTERM blocked everywhere, taken by one thread with sigwait.
+#include "stop_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <thread>
+#include <utility>
+
+namespace ddpdesk {
+namespace {
+
+sigset_t stop_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  const sigset_t set = stop_set();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void unblock_stop_signals() {
+  const sigset_t set = stop_set();
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+void take_stop_signals(std::function<void(int)> on_signal) {
+  block_stop_signals();  // the new thread inherits it: sigwait needs the signals blocked
+  std::thread([on_signal = std::move(on_signal)] {
+    pthread_setname_np(pthread_self(), kStopSignalThreadName);
+    const sigset_t set = stop_set();
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) == 0) on_signal(sig);
+    }
+  }).detach();
+}
+
+}  // namespace ddpdesk

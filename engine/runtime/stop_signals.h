@@ -1,0 +1,30 @@
+// How a rank takes SIGINT and SIGTERM (a stop request; the monitor's death arrives as SIGTERM
+// too): never on a thread that computes. Both are blocked in every thread from the first line of
+// main, and one thread of their own takes them with sigwait. A signal handler would run on
+// whichever thread the kernel picks, on that thread's stack, in the middle of whatever it does:
+// oneDNN's JIT matrix products keep live data below the stack pointer, which a signal frame
+// overwrites, and the product then writes through what it finds there (heap corruption in about
+// 1 stop in 20: tests/engine/test_stop_signals.cpp shows it in a few hundred signals).
+#pragma once
+
+#include <functional>
+
+namespace ddpdesk {
+
+// Blocks SIGINT and SIGTERM in the calling thread; every thread started from it afterwards
+// inherits the block. Call it first in main, before anything starts a thread.
+void block_stop_signals();
+
+// Lifts that block again (a process that only answers a question: default actions, so a SIGTERM
+// ends it). Only before take_stop_signals.
+void unblock_stop_signals();
+
+// Starts the one thread that takes SIGINT and SIGTERM, named "ddpdesk-signals", which calls
+// on_signal(signal) for each, on that thread; it runs until the process ends. Signals that came
+// since block_stop_signals() are taken first. Once only.
+void take_stop_signals(std::function<void(int)> on_signal);
+
+// The name the taking thread has in /proc/<pid>/task/<tid>/comm.
+inline constexpr const char* kStopSignalThreadName = "ddpdesk-signals";
+
+}  // namespace ddpdesk
