@@ -2,9 +2,15 @@
 // with the agent's store): both ranks train and agree; the user's TorchScript task trains under
 // torchrun exactly as under ddpdesk's own launch.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "rank_launcher.h"
 
@@ -94,4 +100,70 @@ TEST(Torchrun, UserTaskUnderTorchrunEqualsTheLocalLaunch) {
   ASSERT_GE(under_torchrun.size(), 5u);
   EXPECT_EQ(under_torchrun, global_losses(dir + "/t1.jsonl"));
   EXPECT_EQ(under_torchrun, global_losses(dir + "/l0.jsonl"));
+}
+
+// torchrun's own stop: SIGTERM to torchrun, which sends SIGTERM to every rank (its agent's
+// close). Every rank stops at one step with exit 0 and its exit record, and rank 0 leaves a
+// checkpoint: the end a torchrun user sees is ddpdesk's graceful stop, not a killed rank.
+TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
+  if (!have_torchrun())
+    GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
+  const std::string dir = temp_dir("torchrun-stop");
+  const std::string port = std::to_string(free_port());
+  const std::string worker = worker_path();
+  const std::string metrics = dir + "/m{rank}.jsonl";
+  const std::string run_dir = dir + "/run";
+  const std::string out = dir + "/out.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::chdir(dir.c_str());
+    ::setenv("TMPDIR", dir.c_str(), 1);
+    // 20000 steps an epoch: far from done when the signal comes.
+    // (--redirects/--tee: without them this torchrun fails at start on a None it maps)
+    ::execl("/usr/bin/python3", "python3", "-m", "torch.distributed.run", "--redirects", "2",
+            "--tee", "2", "--no_python",
+            "--nproc_per_node", "2", "--master_port", port.c_str(), worker.c_str(), "--task",
+            "seed", "--dataset-size", "80000", "--batch-size", "2", "--epochs", "1",
+            "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  bool training = false;
+  while (!training && std::chrono::steady_clock::now() < deadline) {
+    training = last_step(dir + "/m0.jsonl") >= 20 && last_step(dir + "/m1.jsonl") >= 20;
+    if (!training) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (training) ::kill(pid, SIGTERM);
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (::waitpid(pid, &status, WNOHANG) == 0) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "torchrun did not end; see " << out;
+  }
+  ASSERT_TRUE(training) << "the ranks never trained; see " << out;
+  const std::int64_t total = 40000;  // steps of the whole run
+  std::int64_t stopped_at = -1;
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    auto rec = exit_record(run_dir, rank);
+    ASSERT_TRUE(rec) << "no exit record: the rank was killed; see " << out;
+    EXPECT_EQ(rec->outcome, "stopped");
+    EXPECT_EQ(rec->exit_code, 0);
+    EXPECT_EQ(rec->stop_signal, "SIGTERM");
+    EXPECT_GE(rec->step, 20);
+    EXPECT_LT(rec->step, total);
+    if (stopped_at >= 0) EXPECT_EQ(rec->step, stopped_at) << "the ranks stopped apart";
+    stopped_at = rec->step;
+    if (rank == 0) {
+      ASSERT_FALSE(rec->checkpoint.empty());
+      EXPECT_TRUE(std::filesystem::exists(rec->checkpoint));
+    }
+  }
 }
