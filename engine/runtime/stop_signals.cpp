@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <cerrno>
+#include <csignal>
 #include <thread>
 #include <utility>
 
@@ -33,6 +33,12 @@ void unblock_stop_signals() {
 
 void take_stop_signals(std::function<void(int)> on_signal) {
   block_stop_signals();  // the new thread inherits it: sigwait needs the signals blocked
+  // SIG_IGN survives exec (the Slurm batch script starts ranks with both ignored until they get
+  // here), and an ignored signal that is not blocked is thrown away when sent. Linux keeps a
+  // blocked one pending even so; POSIX leaves that open. Back to the default, which never acts
+  // on a signal that is blocked everywhere and waited for.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   std::thread([on_signal = std::move(on_signal)] {
     pthread_setname_np(pthread_self(), kStopSignalThreadName);
     const sigset_t set = stop_set();

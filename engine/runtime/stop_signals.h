@@ -21,7 +21,8 @@ void unblock_stop_signals();
 
 // Starts the one thread that takes SIGINT and SIGTERM, named "ddpdesk-signals", which calls
 // on_signal(signal) for each, on that thread; it runs until the process ends. Signals that came
-// since block_stop_signals() are taken first. Once only.
+// since block_stop_signals() are taken first; ones ignored (SIG_IGN inherited through exec) are
+// taken from here on. Once only.
 void take_stop_signals(std::function<void(int)> on_signal);
 
 // The name the taking thread has in /proc/<pid>/task/<tid>/comm.
