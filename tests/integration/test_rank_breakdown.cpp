@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "rank_launcher.h"
 
@@ -38,9 +39,11 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
     // Per interval between two messages: the wall time that passed against the parts reported
     // for it. Only the loop's own bookkeeping between steps (microseconds) is outside the parts,
     // so on an idle machine every interval matches; a loaded one may preempt a rank in that
-    // bookkeeping, which shows in some intervals but not in all of them. A part not counted
-    // (time lost between marks) shows in every one: the best-matching interval is judged.
-    double best = 1.0;  // the smallest |elapsed - parts| / elapsed over the intervals
+    // bookkeeping now and then, in a few intervals, never in most of them. A part not counted
+    // (time lost between marks) shows in most: the median interval is judged, against 1 % (it
+    // is about 0.02 %, idle or under load; with the optimizer's step uncounted, about 5 %).
+    // Not the best interval: with the optimizer's step uncounted, one in 99 still matched.
+    std::vector<double> gaps;  // |elapsed - parts| / elapsed, per interval
     for (std::size_t i = 1; i < steps.size(); ++i) {
       const auto& s = steps[i];
       ASSERT_TRUE(s.contains("time_ms")) << s.dump();
@@ -56,9 +59,11 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
       const double elapsed_ms =
           (s["time"].get<double>() - steps[i - 1]["time"].get<double>()) * 1000.0;
       ASSERT_GT(elapsed_ms, 0.0) << s.dump();
-      best = std::min(best, std::abs(elapsed_ms - part(s, "step")) / elapsed_ms);
+      gaps.push_back(std::abs(elapsed_ms - part(s, "step")) / elapsed_ms);
     }
-    EXPECT_LT(best, 0.05) << "no interval's parts cover the time between its messages";
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    EXPECT_LT(gaps[gaps.size() / 2], 0.01)
+        << "in most intervals the parts do not cover the time between the messages";
   }
   std::filesystem::remove_all(dir);
 }
