@@ -55,7 +55,7 @@ std::vector<std::int64_t> complete_run(const std::string& monitor,
             "4",            "--epochs", "3",          "--run-dir",      dir + "/run",
             "--metrics-file", dir + "/m{rank}.jsonl"};
   o.env = {{"DDPDESK_MONITOR", monitor}, {"DDPDESK_TOKEN", "t"}};
-  o.timeout_s = 600;  // a loaded 2-core machine; a rank waiting on the socket never ends
+  o.timeout_s = 300;  // a loaded 2-core machine; a rank waiting on the socket never ends
   RankRun r = launch_ranks(o);
   EXPECT_FALSE(r.timed_out) << "a rank was still running after " << o.timeout_s << " s";
   EXPECT_EQ(r.exit_codes, (std::vector<int>{0, 0})) << r.stderr_text[0] << r.stderr_text[1];
