@@ -172,7 +172,7 @@ const char* signal_name(int sig) {
 
 // The rank's exit record in the run directory (see exit_record.h).
 void record_exit(const std::string& run_dir, const RankEnv& e, const std::string& host,
-                 const TrainResult& r, int rc, bool monitor_gone) {
+                 const TrainResult& r, int rc, bool monitor_gone, std::int64_t monitor_dropped) {
   ExitRecord rec;
   rec.rank = e.rank;
   rec.world = e.world;
@@ -188,6 +188,7 @@ void record_exit(const std::string& run_dir, const RankEnv& e, const std::string
   rec.checkpoint = r.checkpoint;
   rec.stop_signal = signal_name(g_stop_signal);
   rec.monitor_gone = monitor_gone;
+  rec.monitor_dropped = monitor_dropped;
   if (r.kind == TrainResult::Stopped && rec.reason.empty())
     rec.reason = monitor_gone ? "stopped because the monitor died"
                  : !rec.stop_signal.empty()
@@ -383,8 +384,13 @@ int worker_main(int argc, char** argv) {
     rc = 1;
   }
   telemetry->close();
+  if (const std::int64_t dropped = telemetry->dropped(); dropped > 0)
+    std::cerr << "ddpdesk-worker[" << e.rank << "] " << dropped
+              << " message(s) for the monitor were dropped (it did not read them in time); the "
+                 "metrics file has every one\n";
   if (!spec.run_dir.empty())
-    record_exit(spec.run_dir, e, topts.hello.host, r, rc, has_monitor && getppid() != monitor_pid);
+    record_exit(spec.run_dir, e, topts.hello.host, r, rc, has_monitor && getppid() != monitor_pid,
+                telemetry->dropped());
   std::fflush(stdout);
   std::fflush(stderr);
   // Skip global destructors: a communicator whose peer died can block in teardown, and nothing

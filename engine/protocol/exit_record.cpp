@@ -28,7 +28,8 @@ bool write_exit_record(const std::string& run_dir, const ExitRecord& r, std::str
                    {"epoch", r.epoch},
                    {"checkpoint", r.checkpoint},
                    {"stop_signal", r.stop_signal},
-                   {"monitor_gone", r.monitor_gone}};
+                   {"monitor_gone", r.monitor_gone},
+                   {"monitor_dropped", r.monitor_dropped}};
   // Replacement characters instead of an exception: a reason may quote bytes from anywhere.
   const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const std::string path = exit_record_path(run_dir, r.rank);
@@ -78,6 +79,8 @@ std::optional<ExitRecord> read_exit_record(const std::string& path) {
     r.checkpoint = j.at("checkpoint").get<std::string>();
     r.stop_signal = j.at("stop_signal").get<std::string>();
     r.monitor_gone = j.at("monitor_gone").get<bool>();
+    // Absent from the records of earlier versions.
+    r.monitor_dropped = j.value("monitor_dropped", std::int64_t{0});
     return r;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

@@ -25,6 +25,9 @@ struct ExitRecord {
   std::string checkpoint;     // the last checkpoint this rank wrote (rank 0), else empty
   std::string stop_signal;    // "SIGTERM" or "SIGINT" when a signal asked for the stop
   bool monitor_gone = false;  // started by a monitor that had died by the time the rank exited
+  // Messages for the monitor's socket that were dropped, not sent: its queue was full (a monitor
+  // that does not read), or still held them when the rank closed it. The metrics file has them.
+  std::int64_t monitor_dropped = 0;
 };
 
 std::string exit_record_path(const std::string& run_dir, int rank);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <torch/torch.h>
 
 #include "sampler.h"
 
@@ -94,7 +95,24 @@ TEST(Sampler, EpochChangesTheOrder) {
   SamplerOptions o;
   o.dataset_size = 50;
   EXPECT_NE(ddpdesk::distributed_indices(o, 0), ddpdesk::distributed_indices(o, 1));
-  EXPECT_EQ(ddpdesk::distributed_indices(o, 1), ddpdesk::distributed_indices(o, 1));
+}
+
+// An epoch's order depends on the seed and the epoch alone, not on what was drawn before it: a
+// resumed rank computes only the epochs it has left, a fresh one all of them.
+TEST(Sampler, AnEpochsOrderDoesNotDependOnWhatWasDrawnBefore) {
+  SamplerOptions o;
+  o.dataset_size = 50;
+  o.seed = 7;
+  const auto first = ddpdesk::distributed_indices(o, 1);
+  // Other epochs, another seed and LibTorch's global generator drawn from in between.
+  ddpdesk::distributed_indices(o, 0);
+  ddpdesk::distributed_indices(o, 2);
+  SamplerOptions other = o;
+  other.seed = 8;
+  EXPECT_NE(ddpdesk::distributed_indices(other, 1), first) << "the seed changes the order";
+  torch::manual_seed(123);
+  torch::rand({100});
+  EXPECT_EQ(ddpdesk::distributed_indices(o, 1), first);
 }
 
 TEST(Sampler, RejectsBadOptions) {

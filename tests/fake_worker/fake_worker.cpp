@@ -37,6 +37,7 @@
 // 60000 train samples (or --dataset-size), 10000 eval samples with --eval-data, inputs
 // float32 [N,1,28,28], targets int64 [N]; the model file's path comes back as "model".
 //   FAKE_CHECK_MS=t          answer after t ms
+//   FAKE_CHECK_WAIT=f        answer once file f exists (after at most 60 s regardless)
 //   FAKE_CHECK_PIDFILE=f     write the check's pid to f first (tests that it gets killed)
 //   FAKE_CHECK_MODE=m        garbage (no JSON, exit 0) | crash (message, exit 1) | hang
 #include <dirent.h>
@@ -211,6 +212,10 @@ int fakeCheck(int argc, char** argv) {
   if (const std::string pidFile = envStr("FAKE_CHECK_PIDFILE"); !pidFile.empty())
     std::ofstream(pidFile) << ::getpid() << "\n";
   sleepMs(envInt("FAKE_CHECK_MS", 0));
+  if (const std::string go = envStr("FAKE_CHECK_WAIT"); !go.empty()) {
+    struct stat st {};
+    for (int i = 0; i < 6000 && ::stat(go.c_str(), &st) != 0; ++i) sleepMs(10);
+  }
   const std::string mode = envStr("FAKE_CHECK_MODE");
   if (mode == "hang")
     for (;;) ::pause();

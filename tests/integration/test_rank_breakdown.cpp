@@ -4,7 +4,10 @@
 // rank that waits for it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "rank_launcher.h"
 
@@ -12,10 +15,10 @@ using namespace ddpdesk::test;
 
 namespace {
 
-std::vector<std::string> spec(const std::string& dir) {
+std::vector<std::string> spec(const std::string& dir, const std::string& log_interval) {
   return {"--task",         "fmnist-mlp", "--dataset-size", "6400",
           "--batch-size",   "64",         "--epochs",       "1",
-          "--log-interval", "10",         "--metrics-file", dir + "/m{rank}.jsonl"};
+          "--log-interval", log_interval, "--metrics-file", dir + "/m{rank}.jsonl"};
 }
 
 double part(const nlohmann::json& step, const char* name) {
@@ -26,34 +29,41 @@ TEST(StepBreakdown, PartsAddUpToTheTimeBetweenMessages) {
   const std::string dir = temp_dir("breakdown");
   LaunchOptions o;
   o.world = 2;
-  o.args = spec(dir);
+  o.args = spec(dir, "1");  // a message every step: 49 intervals to compare
   RankRun r = launch_ranks(o);
   ASSERT_EQ(r.exit_codes, (std::vector<int>{0, 0})) << r.stderr_text[0];
   for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
     const auto steps = read_messages(dir + "/m" + std::to_string(rank) + ".jsonl", "step");
-    ASSERT_EQ(steps.size(), 5u);  // 50 steps, a message every 10
-    double timed_ms = 0;          // the parts' time over the steps after the first message
+    ASSERT_EQ(steps.size(), 50u);  // 50 steps, a message each
+    // Per interval between two messages: the wall time that passed against the parts reported
+    // for it. Only the loop's own bookkeeping between steps (microseconds) is outside the parts,
+    // so on an idle machine every interval matches; a loaded one may preempt a rank in that
+    // bookkeeping now and then, in a few intervals, never in most of them. A part not counted
+    // (time lost between marks) shows in most: the median interval is judged, against 1 % (it
+    // is about 0.02 %, idle or under load; with the optimizer's step uncounted, about 5 %).
+    // Not the best interval: with the optimizer's step uncounted, one in 99 still matched.
+    std::vector<double> gaps;  // |elapsed - parts| / elapsed, per interval
     for (std::size_t i = 1; i < steps.size(); ++i) {
       const auto& s = steps[i];
       ASSERT_TRUE(s.contains("time_ms")) << s.dump();
-      EXPECT_EQ(s["time_ms"]["steps"], 10);
+      EXPECT_EQ(s["time_ms"]["steps"], 1);
       double sum = 0;
       for (const char* p : {"data", "forward", "backward", "comm", "optimizer", "telemetry"}) {
         EXPECT_GE(part(s, p), 0.0) << p;
         sum += part(s, p);
       }
       EXPECT_NEAR(sum, part(s, "step"), 1e-9 * sum);
-      timed_ms += part(s, "step") * 10.0;
       EXPECT_GT(part(s, "forward"), 0.0);
       EXPECT_GT(part(s, "backward"), 0.0);
+      const double elapsed_ms =
+          (s["time"].get<double>() - steps[i - 1]["time"].get<double>()) * 1000.0;
+      ASSERT_GT(elapsed_ms, 0.0) << s.dump();
+      gaps.push_back(std::abs(elapsed_ms - part(s, "step")) / elapsed_ms);
     }
-    // Wall time from the first message to the last: the parts cover it (only the loop's own
-    // bookkeeping between windows is outside them). Over the whole run, not per message: one
-    // preemption in that bookkeeping on a loaded machine (a few ms) exceeded 5 % of one
-    // message's 80 ms interval.
-    const double elapsed_ms =
-        (steps.back()["time"].get<double>() - steps.front()["time"].get<double>()) * 1000.0;
-    EXPECT_NEAR(timed_ms, elapsed_ms, 0.05 * elapsed_ms) << "rank " << rank;
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    EXPECT_LT(gaps[gaps.size() / 2], 0.01)
+        << "in most intervals the parts do not cover the time between the messages";
   }
   std::filesystem::remove_all(dir);
 }
@@ -63,22 +73,34 @@ TEST(StepBreakdown, ASlowRankShowsAsItsDataTimeAndAsThePeersWait) {
   const std::string dir = temp_dir("straggler");
   LaunchOptions o;
   o.world = 2;
-  o.args = spec(dir);
-  // 40 ms: twice what rank 0 must be seen waiting, so that rank 0 itself being held up for a
-  // while on a loaded machine (its own compute takes 30 ms a step under the sanitizers) does not
-  // hide the wait; at 20 ms against 15 a loaded run saw 12.5.
-  o.env = {{"DDPDESK_FAULT_SLOW_RANK", "1:40"}};
+  o.args = spec(dir, "10");
+  // Rank 1 sleeps 80 ms in its data loading every step. What the ranks' own compute costs, and
+  // how a loaded machine stretches it, is the same on both, so it cancels out of the comparisons
+  // below; each has a margin of half the delay (40 ms a step, averaged over the run) for one rank
+  // being held up more than the other.
+  const double delay = 80;
+  o.env = {{"DDPDESK_FAULT_SLOW_RANK", "1:80"}};
   RankRun r = launch_ranks(o);
   ASSERT_EQ(r.exit_codes, (std::vector<int>{0, 0})) << r.stderr_text[0];
   const auto fast = read_messages(dir + "/m0.jsonl", "step");
   const auto slow = read_messages(dir + "/m1.jsonl", "step");
+  ASSERT_EQ(fast.size(), 5u);
   ASSERT_EQ(fast.size(), slow.size());
-  for (std::size_t i = 1; i < fast.size(); ++i) {
-    EXPECT_GE(part(slow[i], "data"), 39.0) << slow[i].dump();
-    EXPECT_LT(part(fast[i], "data"), 10.0) << fast[i].dump();
-    EXPECT_GE(part(fast[i], "comm"), 20.0) << "rank 0 should wait for rank 1: " << fast[i].dump();
-    EXPECT_LT(part(slow[i], "comm"), part(fast[i], "comm"));
-  }
+  // Run averages (ms a step) over the messages after the first.
+  auto mean = [](const std::vector<nlohmann::json>& steps, const char* name) {
+    double sum = 0, n = 0;
+    for (std::size_t i = 1; i < steps.size(); ++i) {
+      const double k = steps[i]["time_ms"]["steps"].get<double>();
+      sum += part(steps[i], name) * k;
+      n += k;
+    }
+    return sum / n;
+  };
+  for (std::size_t i = 1; i < slow.size(); ++i)  // a sleep is never shorter than asked
+    EXPECT_GE(part(slow[i], "data"), delay - 1) << slow[i].dump();
+  EXPECT_LT(mean(fast, "data"), mean(slow, "data") - delay / 2) << "the delay is on rank 1";
+  EXPECT_GE(mean(fast, "comm"), delay / 2) << "rank 0 should wait for rank 1";
+  EXPECT_LT(mean(slow, "comm"), mean(fast, "comm")) << "rank 1 waits for no one";
   std::filesystem::remove_all(dir);
 }
 

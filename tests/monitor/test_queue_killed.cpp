@@ -64,8 +64,9 @@ class TestQueueKilled : public QObject {
     }
     QVERIFY2(!dir.isEmpty(), qPrintable(err));
     QCOMPARE(pids.size(), 2);
-    for (int i = 0; i < kTimeout / 5 && !bothRanksStepping(RunDirectory::metricsPath(dir)); ++i)
-      QTest::qWait(5);
+    QVERIFY2(QTest::qWaitFor([&] { return bothRanksStepping(RunDirectory::metricsPath(dir)); },
+                             kTimeout),
+             "the second entry's ranks never both stepped");
     ::kill(pid_t(first->processId()), SIGKILL);
     QVERIFY(first->waitForFinished(kTimeout));
     QTRY_VERIFY_WITH_TIMEOUT(notRunning(pids[0]) && notRunning(pids[1]), kTimeout);

@@ -220,12 +220,14 @@ class TestRunController : public QObject {
   }
 
   void stopKillsRankIgnoringSigterm() {
-    // Rank 1 hangs from its first step and ignores SIGTERM; rank 0 trains on.
+    // Rank 1 hangs from its first step and ignores SIGTERM; rank 0 trains on. The grace period
+    // is what rank 0 has to stop gracefully in (a step, a checkpoint: milliseconds), with room
+    // for a loaded machine; rank 1 is killed when it ends.
     make({{"FAKE_STEPS", "100000"},
           {"FAKE_STEP_MS", "5"},
           {"FAKE_HANG_RANK", "1"},
           {"FAKE_HANG_STEP", "1"}},
-         800);
+         5000);
     QSignalSpy lines(c.get(), &RunController::logLine);
     QVERIFY(c->start(fakeSpec(2)));
     QVERIFY(waitForLine(lines, 1, QStringLiteral("hanging")));
@@ -274,7 +276,9 @@ class TestRunController : public QObject {
   }
   void resumeContinuesInTheSameDirectory() {
     QFETCH(qint64, asyncLoadBytes);
-    make({{"FAKE_STEPS", "400"}, {"FAKE_STEP_MS", "5"}});
+    // 400 steps of 100 ms: 40 s, far longer than the stop takes to arrive after step 5 however
+    // loaded the machine; the resumed run's steps are quick.
+    make({{"FAKE_STEPS", "400"}, {"FAKE_STEP_MS", "100"}});
     QVERIFY(c->start(fakeSpec(2)));
     QVERIFY(waitForSteps(5));
     c->stop();
@@ -285,6 +289,7 @@ class TestRunController : public QObject {
 
     RunSpec again = fakeSpec(2);
     again.resume = dir.toStdString();
+    c->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", "400"}, {"FAKE_STEP_MS", "2"}}));
     c->setAsyncLoadThreshold(asyncLoadBytes);
     QVERIFY(c->start(again));
     QCOMPARE(c->store()->isLoading(), asyncLoadBytes == 0);

@@ -169,10 +169,11 @@ class TestRunQueue : public QObject {
     q->add(fakeSpec(1));
     QSignalSpy idle(q.get(), &RunQueue::idle);
     q->startNext();
+    // idle() comes from the queue's look for a next entry after the failure (nothing running,
+    // nothing being checked): had it not paused, that look would have started the third.
     QTRY_VERIFY_WITH_TIMEOUT(idle.count() > 0 && !c->isActive() && q->currentId() < 0 &&
                                  q->entries()[1].state == EntryState::Failed,
                              kRunTimeout);
-    QTest::qWait(200);  // nothing else may start
     QCOMPARE(states(),
              (QList<EntryState>{EntryState::Finished, EntryState::Failed, EntryState::Queued}));
     QVERIFY(q->isPaused());
@@ -185,7 +186,9 @@ class TestRunQueue : public QObject {
   }
 
   void aUserStopPausesTheQueueAndTheStoppedRunContinuesLater() {
-    make({{"FAKE_STEPS", "150"}, {"FAKE_STEP_MS", "10"}});
+    // 150 steps of 200 ms: 30 s, far longer than the stop takes to arrive after step 3 however
+    // loaded the machine. The runs after it take 2 ms a step.
+    make({{"FAKE_STEPS", "150"}, {"FAKE_STEP_MS", "200"}});
     QVERIFY(q->load(queuePath()));
     const int first = q->add(fakeSpec(2));
     q->add(fakeSpec(1));
@@ -193,13 +196,18 @@ class TestRunQueue : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(
         c->state() == RunController::State::Running && c->store()->progress().step >= 3,
         kRunTimeout);
+    QSignalSpy idle(q.get(), &RunQueue::idle);
     c->stop();
     QTRY_VERIFY_WITH_TIMEOUT(q->entries()[0].state == EntryState::Stopped, kRunTimeout);
-    QTest::qWait(200);
+    // idle() comes from the queue's look for a next entry once the stopped run has ended: had it
+    // not paused, that look would have started the second entry.
+    QTRY_VERIFY_WITH_TIMEOUT(idle.count() > 0, kRunTimeout);
     QVERIFY(q->isPaused());
     QCOMPARE(q->entries()[1].state, EntryState::Queued);
+    QVERIFY(!c->isActive());
     const QString dir = q->entries()[0].runDir;
     // Resumed: from its checkpoint, in its own directory.
+    c->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", "150"}, {"FAKE_STEP_MS", "2"}}));
     q->setPaused(false);
     QTRY_COMPARE_WITH_TIMEOUT(q->currentId(), first, kRunTimeout);
     QCOMPARE(c->runDirectory(), dir);

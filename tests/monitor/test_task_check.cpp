@@ -54,10 +54,15 @@ class TestTaskCheck : public QObject {
     qunsetenv("FAKE_CHECK_MS");
     qunsetenv("FAKE_CHECK_MODE");
     qunsetenv("FAKE_CHECK_PIDFILE");
+    qunsetenv("FAKE_CHECK_WAIT");
   }
 
   void okArrivesWithoutBlocking() {
-    qputenv("FAKE_CHECK_MS", "300");
+    // The fake answers only once this file exists, which the test makes after start() returned:
+    // a start() that waited for the answer would come back after the fake's own limit (60 s),
+    // with the answer in, however fast or slow the machine.
+    const QString go = dir->filePath(QStringLiteral("answer-now"));
+    qputenv("FAKE_CHECK_WAIT", go.toUtf8());
     RunSpec s = userSpec();
     s.eval_data = file(QStringLiteral("eval.safetensors")).toStdString();
     TaskCheck check;
@@ -65,9 +70,11 @@ class TestTaskCheck : public QObject {
     QElapsedTimer t;
     t.start();
     check.start(fakeWorker(), s);
-    QVERIFY(t.elapsed() < 250);  // start() returned before the worker answered
+    QVERIFY2(t.elapsed() < 30000, "start() waited for the worker's answer");
     QVERIFY(check.running());
     QCOMPARE(check.result().status, TaskCheckResult::Status::Pending);
+    QCOMPARE(done.count(), 0);
+    file(QStringLiteral("answer-now"));
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 20000);
     const TaskCheckResult r = done.first().first().value<TaskCheckResult>();
     QCOMPARE(r.status, TaskCheckResult::Status::Ok);

@@ -26,6 +26,7 @@ class TestExitRecord : public QObject {
     r.checkpoint = "/runs/a b/checkpoints/step-00000100.pt";
     r.stop_signal = "SIGTERM";
     r.monitor_gone = true;
+    r.monitor_dropped = 9876543210LL;
     return r;
   }
 
@@ -51,6 +52,7 @@ class TestExitRecord : public QObject {
     QCOMPARE(back->checkpoint, want.checkpoint);
     QCOMPARE(back->stop_signal, want.stop_signal);
     QCOMPARE(back->monitor_gone, want.monitor_gone);
+    QCOMPARE(back->monitor_dropped, want.monitor_dropped);
     // Nothing but the record itself is left in the directory.
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"rank-2.exit.json"});
   }
@@ -127,6 +129,23 @@ class TestExitRecord : public QObject {
     QVERIFY(r);
     QCOMPARE(r->outcome, std::string("stopped"));
     QVERIFY(r->monitor_gone);
+    QCOMPARE(r->monitor_dropped, std::int64_t{12});
+  }
+
+  // A record written before monitor_dropped existed still reads, with nothing dropped.
+  void anOlderRecordWithoutTheDropCountReads() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("rank-0.exit.json"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"rank\":0,\"world\":1,\"pid\":1,\"host\":\"h\",\"outcome\":\"finished\","
+            "\"exit_code\":0,\"reason\":\"\",\"step\":5,\"epoch\":0,\"checkpoint\":\"\","
+            "\"stop_signal\":\"\",\"monitor_gone\":false}");
+    f.close();
+    const auto r = read_exit_record(path.toStdString());
+    QVERIFY(r);
+    QCOMPARE(r->step, std::int64_t{5});
+    QCOMPARE(r->monitor_dropped, std::int64_t{0});
   }
 
   void unwritableDirectorySaysWhy() {

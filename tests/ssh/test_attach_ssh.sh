@@ -81,13 +81,20 @@ seen_by_both() {  # pattern, local file, ssh file: wait until both hold it
 }
 # Rank 1's part first, whole, then rank 0's: a follower's poll reads every rank file there is, so
 # one that has shown a step (of either rank) has read all of rank 1's part; over ssh the remote
-# loop may still be sending it (rank 0's file comes first in its pass), hence the second's wait.
-# (Waiting for rank 1's own last step would not do: a follower writing to a file prints its
-# progress every 5 s.)
+# loop may still be sending it (rank 0's file comes first in its pass), hence the second wait: for
+# the ssh follower's mirror (in $TMPDIR) to hold all of it, which its follower reads as each poll
+# lands there. (Waiting for rank 1's own last step would not do: a follower writing to a file
+# prints its progress every 5 s.)
 head -c 2100 "$tmp/r1" >"$m/rank-1.jsonl"
 head -c 1500 "$tmp/r0" >"$m/rank-0.jsonl"  # ends inside a line
 seen_by_both "step " "$tmp/l3.out" "$tmp/a3.out"
-sleep 1
+mirrored() {  # bytes of rank $1's file in the ssh follower's mirror
+  local f
+  f=$(find "$TMPDIR" -path "*/metrics/rank-$1.jsonl" 2>/dev/null | head -n 1)
+  if [ -n "$f" ]; then stat -c %s "$f"; else echo 0; fi
+}
+for _ in $(seq 600); do [ "$(mirrored 1)" -ge 2100 ] && break; sleep 0.1; done
+[ "$(mirrored 1)" -eq 2100 ] || bad "run 3: the ssh follower's mirror has $(mirrored 1) of rank 1's 2100 bytes"
 # Truncated in place, shorter, in one call (`head -c 900 >` empties the file first: a follower
 # polling in that moment saw an empty file, and the rewrite below as new lines, not a rewrite).
 truncate -s 900 "$m/rank-1.jsonl"
@@ -133,7 +140,11 @@ timeout 150 "$ddpdesk" --headless --attach "$(url "$tmp/run4")" >"$tmp/a4.out" 2
 attach=$!; bg+=($!)
 timeout 150 "$ddpdesk" --headless --attach "$tmp/run4" >"$tmp/l4.out" 2>"$tmp/l4.err" &
 local_attach=$!; bg+=($!)
-sleep 3  # both have read the file and seen the second life running
+# Both follow the file (each has shown a step of the first life). Whenever each reads the second
+# life's hello, before the kill below or after it, that hello's pid is the one to check.
+for _ in $(seq 600); do grep -q "step " "$tmp/l4.out" && grep -q "step " "$tmp/a4.out" && break; sleep 0.1; done
+grep -q "step " "$tmp/a4.out" || bad "run 4: the ssh attach showed no step: $(cat "$tmp/a4.out" "$tmp/a4.err")"
+grep -q "step " "$tmp/l4.out" || bad "run 4: the local attach showed no step: $(cat "$tmp/l4.out" "$tmp/l4.err")"
 kill -0 "$attach" 2>/dev/null || bad "run 4: the ssh attach ended while the resumed rank ran: $(cat "$tmp/a4.out" "$tmp/a4.err")"
 kill -9 "$second"
 wait "$attach"; rc=$?

@@ -12,6 +12,7 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
 #include <cmath>
 
@@ -220,7 +221,10 @@ class TestComparisonWindow : public QObject {
     w.load(dirs);
     w.load({dirs[2], dirs[0]});
     QVERIFY(loaded.wait(10000));
-    QTest::qWait(100);  // the first load, had it survived, would report now
+    // Every read of both loads has ended (they run on the global thread pool) and what they
+    // posted back has been delivered: the first load, had it survived, has reported by now.
+    QVERIFY(QThreadPool::globalInstance()->waitForDone(60000));
+    for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
     QCOMPARE(loaded.size(), 1);
     QCOMPARE(w.runs().size(), std::size_t(2));
     QCOMPARE(w.runs()[0].label, QStringLiteral("run-c"));

@@ -53,16 +53,23 @@ class TestDeviceProbe : public QObject {
   }
 
   void runsAsynchronously() {
+    // The stand-in answers only once the file `go` exists, which the test makes after start()
+    // returned (or after 60 s regardless): a start() that waited for the answer would come back
+    // with it in, however fast or slow the machine.
     QTemporaryDir dir;
+    const QString go = dir.filePath(QStringLiteral("go"));
     const QString prog = script(
-        dir, "sleep 1\necho '{\"cuda_available\":true,\"device_count\":1,\"devices\":[\"X\"]}'\n");
+        dir, "i=0\nwhile [ ! -e '" + go.toUtf8() + "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+             "echo '{\"cuda_available\":true,\"device_count\":1,\"devices\":[\"X\"]}'\n");
     DeviceProbe probe;
     QSignalSpy done(&probe, &DeviceProbe::finished);
     QElapsedTimer t;
     t.start();
     probe.start(prog);
-    QVERIFY(t.elapsed() < 500);  // start() returned long before the probe answered
+    QVERIFY2(t.elapsed() < 30000, "start() waited for the probe's answer");
     QCOMPARE(probe.result().status, ProbeResult::Status::Pending);
+    QCOMPARE(done.count(), 0);
+    QFile(go).open(QIODevice::WriteOnly);
     QVERIFY(done.wait(20000));
     QCOMPARE(probe.result().status, ProbeResult::Status::Ok);
     QCOMPARE(probe.result().deviceCount, 1);

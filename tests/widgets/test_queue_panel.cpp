@@ -18,6 +18,7 @@
 
 #include "main_window.h"
 #include "monitor_test_util.h"
+#include "pre_start_check.h"
 #include "qt_test_main.h"
 #include "queue_panel.h"
 #include "run_directory.h"
@@ -166,8 +167,15 @@ class TestQueuePanel : public QObject {
     make();
     QCOMPARE(stateShown(0), QStringLiteral("interrupted"));
     QVERIFY(w->queue()->isPaused());
-    QTest::qWait(100);
+    // Whatever opening the window left for the event loop has run: still paused, and the entry is
+    // neither being checked (its resume's dry run) nor running.
+    for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+    QVERIFY(w->queue()->isPaused());
+    const auto* check = w->queue()->findChild<PreStartCheck*>();
+    QVERIFY(check);
+    QVERIFY(!check->running());
     QVERIFY(!w->controller()->isActive());
+    QCOMPARE(stateShown(0), QStringLiteral("interrupted"));
     QTest::mouseClick(w->queuePanel()->pauseButton(), Qt::LeftButton);
     // Once the worker's dry run has passed the checkpoint it resumes from.
     QTRY_COMPARE_WITH_TIMEOUT(w->controller()->runDirectory(), QFileInfo(dir).absoluteFilePath(),
