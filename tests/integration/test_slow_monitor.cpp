@@ -50,7 +50,8 @@ double complete_run_telemetry_share(const std::string& monitor) {
     const std::string f = dir + "/m" + std::to_string(k) + ".jsonl";
     const auto steps = read_messages(f, "step");
     EXPECT_EQ(steps.size(), 3000u);
-    EXPECT_EQ(read_messages(f, "event").back()["event"], "finished");
+    const auto events = read_messages(f, "event");
+    EXPECT_TRUE(!events.empty() && events.back()["event"] == "finished") << f;
     for (const auto& m : steps) {
       if (!m.contains("time_ms")) continue;
       const auto& t = m["time_ms"];
