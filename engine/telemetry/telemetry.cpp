@@ -74,6 +74,13 @@ Telemetry::~Telemetry() {
 }
 
 void Telemetry::send(const wire::Message& m) {
+  send_from(m, /*on_sender=*/false);
+}
+
+// on_sender: called on the sender thread (its system samples), which writes the file itself. The
+// caller says so: asking sender_ which thread it runs would read the std::thread object that the
+// constructor assigns after the thread has started (a data race with its first sample).
+void Telemetry::send_from(const wire::Message& m, bool on_sender) {
   if (tb_) tb_->push(m);
   if (opts_.system_interval > 0) note_clock(m);
   // No socket and no file (a rank started by hand, or a benchmark): nobody reads the line, so it
@@ -93,7 +100,7 @@ void Telemetry::send(const wire::Message& m) {
           std::holds_alternative<wire::Step>(m) || std::holds_alternative<wire::Gauge>(m);
       if (!periodic || t - last_flush_ > 0.1 || file_buf_.size() > (32u << 10)) {
         last_flush_ = t;
-        if (file_async_ && std::this_thread::get_id() != sender_.get_id())
+        if (file_async_ && !on_sender)
           file_due_ = true;  // the sender writes it (notified below)
         else
           write_now = true;
@@ -161,7 +168,8 @@ void Telemetry::sample_system(SystemSampler& sampler) {
     step = clock_step_;
   }
   for (const SystemSampler::Value& v : values)
-    send(wire::Gauge{opts_.hello.rank, v.name, v.value, v.unit, time, step});
+    send_from(wire::Gauge{opts_.hello.rank, v.name, v.value, v.unit, time, step},
+              /*on_sender=*/true);
   write_file_batch();
 }
 

@@ -39,7 +39,8 @@ class Telemetry {
   Telemetry(const Telemetry&) = delete;
   Telemetry& operator=(const Telemetry&) = delete;
 
-  // Called by the training thread and, for system samples, by the sender thread.
+  // Called by the training thread. (The sender thread's system samples take the same path
+  // through send_from(), which is told that it runs on the sender.)
   void send(const wire::Message& m);
   // Flushes the file and gives the sender up to `drain_s` seconds to empty its queue.
   void close(double drain_s = 3.0);
@@ -48,6 +49,7 @@ class Telemetry {
   bool monitor_connected() const { return connected_.load(); }
 
  private:
+  void send_from(const wire::Message& m, bool on_sender);
   void sender_loop();
   void close_sender(double drain_s);
   void sample_system(SystemSampler& sampler);
@@ -57,7 +59,7 @@ class Telemetry {
   bool write_all(int fd, const std::string& data);
 
   Options opts_;
-  std::mutex file_mu_;  // file_buf_, last_flush_: send() runs on two threads
+  std::mutex file_mu_;  // file_buf_, last_flush_: send_from() runs on two threads
   int file_ = -1;
   std::string file_buf_;
   double last_flush_ = 0;

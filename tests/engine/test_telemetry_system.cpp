@@ -88,6 +88,23 @@ TEST(TelemetrySystem, AShortRankStillSendsItsSystemGauges) {
   EXPECT_LT(last["time"].get<double>(), 65.0);
 }
 
+// The sender takes its first sample as soon as it starts, while the training thread may not have
+// touched the Telemetry since constructing it (a rank still loading its data): the gauges reach
+// the file all the same. Under ThreadSanitizer (scripts/test-tsan.sh) this case showed the
+// sender reading the std::thread object that the constructor was still assigning (send() asked
+// it which thread was calling); nothing here orders the two threads but the start itself.
+TEST(TelemetrySystem, FirstSampleBeforeTheRankSendsAnything) {
+  TempFile f("quiet");
+  {
+    Telemetry t(options(f.path, "cpu", 0.05));
+    ::usleep(300 * 1000);  // several samples; the training thread does nothing meanwhile
+    t.close();
+  }
+  const auto gauges = gaugesIn(f.path);
+  ASSERT_FALSE(gauges.empty());
+  EXPECT_EQ(gauges.front()["step"], 0);  // before any step: the clock's start
+}
+
 TEST(TelemetrySystem, CudaRankWithoutNvmlSendsNoGpuGaugesAndNoError) {
   TempFile f("nonvml");
   {
