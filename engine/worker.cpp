@@ -42,9 +42,11 @@ std::atomic<int> g_stop_signal{0};  // the signal that asked for the stop, for t
 
 // On the stop-signal thread (stop_signals.h), never in a signal handler: the first signal asks
 // for a coordinated stop; a second one means "now".
+// The signal is recorded before the stop flag is set, so whoever sees the flag sees which signal.
 void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) _exit(128 + sig);
+  if (g_stop_signal.load() != 0) _exit(128 + sig);
   g_stop_signal = sig;
+  g_stop = true;
 }
 
 // OpenBLAS's name for the kernel set it runs ("Haswell", "SkylakeX", ...), "" for another BLAS.
