@@ -7,6 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
+#include <map>
 #include <memory>
 
 #include "local_rank_launcher.h"
@@ -120,6 +121,33 @@ class TestLocalRankLauncher : public QObject {
     }
     QVERIFY(sawStderr);
     QVERIFY(sawRank1);
+  }
+
+  // The worker starts with SIGINT and SIGTERM blocked (its stop-signal thread takes them, and a
+  // stop during its loading must wait for that thread); any other program gets them as they are,
+  // so a SIGTERM still ends it.
+  void stopSignalsAreBlockedFromBirthOnlyWhenAsked() {
+    LocalRankLauncher l;
+    QVERIFY(l.prepare());
+    l.create(2);
+    QSignalSpy lines(&l, &LocalRankLauncher::line);
+    // grep itself, not a shell: dash clears the signal mask as it starts.
+    const QString grep = QStringLiteral("/bin/grep");
+    const QStringList args = {QStringLiteral("SigBlk"), QStringLiteral("/proc/self/status")};
+    l.startRank(0, grep, args, QStringLiteral("/tmp/sock"), logPath(0),
+                RankProcess::StopSignals::Blocked);
+    l.startRank(1, grep, args, QStringLiteral("/tmp/sock"), logPath(1));
+    QTRY_VERIFY_WITH_TIMEOUT(l.allExited(), kTimeout);
+    std::map<int, unsigned long long> blocked;
+    for (const auto& args : lines) {
+      const QString text = args.at(2).toString();
+      if (text.startsWith(QStringLiteral("SigBlk:")))
+        blocked[args.at(0).toInt()] = text.mid(7).trimmed().toULongLong(nullptr, 16);
+    }
+    QCOMPARE(int(blocked.size()), 2);
+    const unsigned long long stops = (1ULL << (SIGINT - 1)) | (1ULL << (SIGTERM - 1));
+    QCOMPARE(blocked[0] & stops, stops);
+    QCOMPARE(blocked[1] & stops, 0ULL);
   }
 
   void terminateReachesEveryRankAndNothingOutlivesTheLauncher() {

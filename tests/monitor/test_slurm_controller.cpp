@@ -171,7 +171,13 @@ class TestSlurmController : public QObject {
   // the signal is asked for once more, and that one reaches the ranks.
   void jobStartingBetweenTheTwoAsksIsSignalled() {
     tool("sbatch", "echo 4244");
-    tool("squeue", QStringLiteral("grep -q scancel '%1' || echo 'PENDING|Priority|'")
+    // Pending until the first scancel, running from then on (it started between the asks), and
+    // gone (completed) only once signalled: a poll of the queue, however late under load, never
+    // ends the job before the second ask reaches it.
+    tool("squeue", QStringLiteral("c=$(grep -c -- --state=RUNNING '%1'); "
+                                  "if [ \"$c\" -ge 2 ]; then :; "
+                                  "elif grep -q scancel '%1'; then echo 'RUNNING|None|node1'; "
+                                  "else echo 'PENDING|Priority|'; fi")
                        .arg(tmp.filePath("calls")));
     tool("scontrol",
          "echo 'JobId=4244 JobName=x'; echo '   JobState=COMPLETED Reason=None ExitCode=0:0'");

@@ -93,8 +93,10 @@ void LocalRankLauncher::create(int world) {
 }
 
 void LocalRankLauncher::startRank(int rank, const QString& program, const QStringList& args,
-                                  const QString& socketPath, const QString& logPath) {
-  ranks_[rank]->start(program, args, rankEnvironment(rank, size(), socketPath), logPath);
+                                  const QString& socketPath, const QString& logPath,
+                                  RankProcess::StopSignals stopSignals) {
+  ranks_[rank]->start(program, args, rankEnvironment(rank, size(), socketPath), logPath,
+                      stopSignals);
 }
 
 bool LocalRankLauncher::allExited() const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <QObject>
+#include "rank_process.h"
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
@@ -45,9 +46,13 @@ class LocalRankLauncher : public QObject {
   // Forgets the previous run's ranks and creates `world` new ones, not started: their signals
   // are connected before any rank starts, so one failing to start is seen at once.
   void create(int world);
-  // Starts rank `rank` with rankEnvironment(), its output going to `logPath`.
+  // Starts rank `rank` with rankEnvironment(), its output going to `logPath`. A program that
+  // takes SIGINT/SIGTERM on a thread of its own (ddpdesk-worker: engine/runtime/stop_signals.h)
+  // starts with both blocked (RankProcess::StopSignals::Blocked), so a stop during its loading
+  // waits for that thread; any other program starts with them as they are.
   void startRank(int rank, const QString& program, const QStringList& args,
-                 const QString& socketPath, const QString& logPath);
+                 const QString& socketPath, const QString& logPath,
+                 RankProcess::StopSignals stopSignals = RankProcess::StopSignals::AsTheyAre);
 
   int size() const { return int(ranks_.size()); }
   RankProcess* rank(int r) const { return ranks_[r]; }

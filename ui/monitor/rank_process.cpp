@@ -66,7 +66,8 @@ RankProcess::~RankProcess() {
 }
 
 void RankProcess::start(const QString& program, const QStringList& args,
-                        const QProcessEnvironment& env, const QString& logPath) {
+                        const QProcessEnvironment& env, const QString& logPath,
+                        StopSignals stopSignals) {
   log_.setFileName(logPath);
   log_.open(QIODevice::WriteOnly | QIODevice::Append);
   proc_->setProgram(program);
@@ -77,15 +78,19 @@ void RankProcess::start(const QString& program, const QStringList& args,
   // in any way, the kernel sends the rank SIGTERM, which the worker treats as a graceful stop.
   // Its own process group keeps a terminal's Ctrl+C (sent to the whole foreground group) away
   // from the ranks: the monitor relays it as one SIGTERM, because the worker takes a second
-  // signal as "exit now, no checkpoint". SIGINT and SIGTERM are blocked from birth (the mask
-  // survives exec): a stop that comes while the rank is still being loaded stays pending until
-  // its stop-signal thread takes it (engine/runtime/stop_signals.h), instead of killing it.
-  proc_->setChildProcessModifier([monitor] {
-    sigset_t stops;
-    ::sigemptyset(&stops);
-    ::sigaddset(&stops, SIGINT);
-    ::sigaddset(&stops, SIGTERM);
-    ::sigprocmask(SIG_BLOCK, &stops, nullptr);
+  // signal as "exit now, no checkpoint". For the worker, SIGINT and SIGTERM are blocked from
+  // birth (the mask survives exec): a stop that comes while the rank is still being loaded stays
+  // pending until its stop-signal thread takes it (engine/runtime/stop_signals.h), instead of
+  // killing it.
+  const bool block = stopSignals == StopSignals::Blocked;
+  proc_->setChildProcessModifier([monitor, block] {
+    if (block) {
+      sigset_t stops;
+      ::sigemptyset(&stops);
+      ::sigaddset(&stops, SIGINT);
+      ::sigaddset(&stops, SIGTERM);
+      ::sigprocmask(SIG_BLOCK, &stops, nullptr);
+    }
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != monitor) ::raise(SIGTERM);  // it died before prctl took effect

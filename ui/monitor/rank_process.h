@@ -29,8 +29,12 @@ class RankProcess : public QObject {
   RankProcess(int rank, QObject* parent = nullptr);
   ~RankProcess() override;
 
+  // How the program starts with SIGINT and SIGTERM: AsTheyAre (the monitor's dispositions, none
+  // blocked), or Blocked from birth (the mask survives exec), for a program that takes them on
+  // a thread of its own, as ddpdesk-worker does.
+  enum class StopSignals { AsTheyAre, Blocked };
   void start(const QString& program, const QStringList& args, const QProcessEnvironment& env,
-             const QString& logPath);
+             const QString& logPath, StopSignals stopSignals = StopSignals::AsTheyAre);
   void terminate();  // SIGTERM: the worker's graceful stop
   void kill();       // SIGKILL
   // For destructors only: SIGKILL and reap synchronously (the one place that may block, briefly).

@@ -265,7 +265,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
           .arg(program, args.join(QLatin1Char(' '))));
   for (int r = 0; r < world && isActive(); ++r)
     local_->startRank(r, program, args, server_->socketPath(),
-                      RunDirectory::logPath(run_dir_path_, r));
+                      RunDirectory::logPath(run_dir_path_, r), RankProcess::StopSignals::Blocked);
   return true;
 }
 
