@@ -150,13 +150,17 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
   ASSERT_TRUE(training) << "the ranks never trained; see " << out;
   const std::int64_t total = 40000;  // steps of the whole run
   std::int64_t stopped_at = -1;
+  int signalled = 0;
   for (int rank = 0; rank < 2; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     auto rec = exit_record(run_dir, rank);
     ASSERT_TRUE(rec) << "no exit record: the rank was killed; see " << out;
     EXPECT_EQ(rec->outcome, "stopped");
     EXPECT_EQ(rec->exit_code, 0);
-    EXPECT_EQ(rec->stop_signal, "SIGTERM");
+    // torchrun signals its ranks one after the other: a rank may have stopped on the first
+    // one's vote before its own SIGTERM came (then it names no signal).
+    EXPECT_TRUE(rec->stop_signal == "SIGTERM" || rec->stop_signal.empty()) << rec->stop_signal;
+    signalled += rec->stop_signal == "SIGTERM";
     EXPECT_GE(rec->step, 20);
     EXPECT_LT(rec->step, total);
     if (stopped_at >= 0) EXPECT_EQ(rec->step, stopped_at) << "the ranks stopped apart";
@@ -166,4 +170,5 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
       EXPECT_TRUE(std::filesystem::exists(rec->checkpoint));
     }
   }
+  EXPECT_GE(signalled, 1) << "no rank says it was stopped by torchrun's SIGTERM";
 }
