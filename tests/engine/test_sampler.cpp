@@ -6,8 +6,8 @@
 #include <numeric>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "sampler.h"
 

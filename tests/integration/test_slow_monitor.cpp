@@ -51,9 +51,9 @@ std::vector<std::int64_t> complete_run(const std::string& monitor,
   const std::string dir = temp_dir("slowmon");
   LaunchOptions o;
   o.world = 2;
-  o.args = {"--task",       "seed", "--dataset-size", "8000", "--batch-size",
-            "4",            "--epochs", "3",          "--run-dir",      dir + "/run",
-            "--metrics-file", dir + "/m{rank}.jsonl"};
+  o.args = {"--task",       "seed",       "--dataset-size", "8000",
+            "--batch-size", "4",          "--epochs",       "3",
+            "--run-dir",    dir + "/run", "--metrics-file", dir + "/m{rank}.jsonl"};
   o.env = {{"DDPDESK_MONITOR", monitor}, {"DDPDESK_TOKEN", "t"}};
   o.timeout_s = 300;  // a loaded 2-core machine; a rank waiting on the socket never ends
   RankRun r = launch_ranks(o);

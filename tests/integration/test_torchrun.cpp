@@ -1,8 +1,8 @@
 // ddpdesk-worker under Debian's torchrun (python3 -m torch.distributed.run, static rendezvous
 // with the agent's store): both ranks train and agree; the user's TorchScript task trains under
 // torchrun exactly as under ddpdesk's own launch.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,10 +125,10 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
     // 20000 steps an epoch: far from done when the signal comes.
     // (--redirects/--tee: without them this torchrun fails at start on a None it maps)
     ::execl("/usr/bin/python3", "python3", "-m", "torch.distributed.run", "--redirects", "2",
-            "--tee", "2", "--no_python",
-            "--nproc_per_node", "2", "--master_port", port.c_str(), worker.c_str(), "--task",
-            "seed", "--dataset-size", "80000", "--batch-size", "2", "--epochs", "1",
-            "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(), nullptr);
+            "--tee", "2", "--no_python", "--nproc_per_node", "2", "--master_port", port.c_str(),
+            worker.c_str(), "--task", "seed", "--dataset-size", "80000", "--batch-size", "2",
+            "--epochs", "1", "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(),
+            nullptr);
     ::_exit(127);
   }
   ASSERT_GT(pid, 0);

@@ -285,8 +285,9 @@ class TestHeadless : public QObject {
     QVERIFY(waitUntilDelivered(monitor, SIGINT));
     ::kill(monitor, SIGINT);
     QVERIFY(waitUntilDelivered(monitor, SIGINT));
-    QVERIFY2(waitForStderr(*p, QRegularExpression(QStringLiteral("stopping at the next step "
-                                                                 "boundary")),
+    QVERIFY2(waitForStderr(*p,
+                           QRegularExpression(QStringLiteral("stopping at the next step "
+                                                             "boundary")),
                            &err, kTimeout)
                  .hasMatch(),
              qPrintable(err));
@@ -296,7 +297,7 @@ class TestHeadless : public QObject {
     err += QString::fromUtf8(p->readAllStandardError());
     QVERIFY2(!err.contains(QLatin1String("killing the ranks")), qPrintable(err));
     QCOMPARE(p->state(), QProcess::Running);  // nothing ended the run yet
-    ::kill(monitor, SIGINT);  // a second press
+    ::kill(monitor, SIGINT);                  // a second press
     QVERIFY(p->waitForFinished(kTimeout));
     err += QString::fromUtf8(p->readAllStandardError());
     // One stop (the first two signals) and one kill (the press), which only rank 1 needed.

@@ -199,7 +199,7 @@ class TestSlurmController : public QObject {
     QVERIFY2(warned.isEmpty(), qPrintable(warned.value(0).value(0).toString() + "\n" + calls()));
     QCOMPARE(sent.size(), 1);
     QCOMPARE(sent.at(0).at(0).toBool(), false);  // signalled, not cancelled
-    QFile done(tmp.filePath("job-done"));  // the signalled job ends
+    QFile done(tmp.filePath("job-done"));        // the signalled job ends
     QVERIFY(done.open(QIODevice::WriteOnly));
     done.close();
     QCOMPARE(calls().count("scancel -v --state=RUNNING --signal=TERM 4244\n"), 2);

@@ -138,9 +138,10 @@ class TestExitRecord : public QObject {
     const QString path = dir.filePath(QStringLiteral("rank-0.exit.json"));
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("{\"rank\":0,\"world\":1,\"pid\":1,\"host\":\"h\",\"outcome\":\"finished\","
-            "\"exit_code\":0,\"reason\":\"\",\"step\":5,\"epoch\":0,\"checkpoint\":\"\","
-            "\"stop_signal\":\"\",\"monitor_gone\":false}");
+    f.write(
+        "{\"rank\":0,\"world\":1,\"pid\":1,\"host\":\"h\",\"outcome\":\"finished\","
+        "\"exit_code\":0,\"reason\":\"\",\"step\":5,\"epoch\":0,\"checkpoint\":\"\","
+        "\"stop_signal\":\"\",\"monitor_gone\":false}");
     f.close();
     const auto r = read_exit_record(path.toStdString());
     QVERIFY(r);

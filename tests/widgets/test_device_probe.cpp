@@ -59,8 +59,9 @@ class TestDeviceProbe : public QObject {
     QTemporaryDir dir;
     const QString go = dir.filePath(QStringLiteral("go"));
     const QString prog = script(
-        dir, "i=0\nwhile [ ! -e '" + go.toUtf8() + "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
-             "echo '{\"cuda_available\":true,\"device_count\":1,\"devices\":[\"X\"]}'\n");
+        dir, "i=0\nwhile [ ! -e '" + go.toUtf8() +
+                 "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                 "echo '{\"cuda_available\":true,\"device_count\":1,\"devices\":[\"X\"]}'\n");
     DeviceProbe probe;
     QSignalSpy done(&probe, &DeviceProbe::finished);
     QElapsedTimer t;

@@ -9,11 +9,11 @@
 #pragma once
 
 #include <QObject>
-#include "rank_process.h"
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
 #include <vector>
+#include "rank_process.h"
 
 namespace ddpdesk {
 
