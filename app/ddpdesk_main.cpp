@@ -4,10 +4,10 @@
 #include <cstring>
 #include <iostream>
 
-#include "headless_runner.h"
-#include "monitor_settings.h"
+#include "headless/headless_runner.h"
+#include "run/monitor_settings.h"
 #ifdef DDPDESK_WITH_GUI
-#include "gui_app.h"
+#include "window/gui_app.h"
 #endif
 
 int main(int argc, char** argv) {

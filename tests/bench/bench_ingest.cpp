@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "bench_socket.h"
-#include "metrics_server.h"
-#include "metrics_store.h"
+#include "metrics/metrics_server.h"
+#include "metrics/metrics_store.h"
 #include "wire.h"
 #include "wire_decode_nlohmann.h"
 

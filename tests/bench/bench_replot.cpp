@@ -45,15 +45,15 @@
 #include <qcustomplot.h>
 
 #include "bench_socket.h"
-#include "charts_panel.h"
-#include "log_view.h"
-#include "loss_chart.h"
-#include "metrics_server.h"
-#include "metrics_store.h"
-#include "rank_table.h"
-#include "run_directory.h"
-#include "run_opener.h"
-#include "throughput_chart.h"
+#include "charts/charts_panel.h"
+#include "charts/loss_chart.h"
+#include "charts/throughput_chart.h"
+#include "history/past_run_loader.h"
+#include "live/log_view.h"
+#include "live/rank_table.h"
+#include "metrics/metrics_server.h"
+#include "metrics/metrics_store.h"
+#include "run/run_directory.h"
 #include "wire.h"
 #include "wire_decode_nlohmann.h"
 
@@ -309,11 +309,11 @@ bool openFromHistory(long perRank) {
   panel.resize(1400, 1000);
   panel.show();
   QApplication::processEvents();
-  RunOpener opener;
+  PastRunLoader opener;
   bool opened = false;
   QElapsedTimer sinceOpen;
   double storedSecs = 0;  // the file read and stored; the curves are built after that
-  QObject::connect(&opener, &RunOpener::opened, [&](const ChartSources& sources) {
+  QObject::connect(&opener, &PastRunLoader::opened, [&](const ChartSources& sources) {
     storedSecs = double(sinceOpen.nsecsElapsed()) * 1e-9;
     panel.setSources(sources, false);
     opened = true;

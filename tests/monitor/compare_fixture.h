@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "monitor_test_util.h"
-#include "run_directory.h"
+#include "run/run_directory.h"
 #include "run_spec.h"
 #include "wire.h"
 

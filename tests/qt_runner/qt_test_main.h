@@ -19,7 +19,8 @@ enum class QtApp {
 };
 
 struct QtTestCase {
-  const char* file;  // the test's __FILE__: its stem ("test_chunked") names it on the command line
+  const char*
+      file;  // the test's __FILE__: its stem ("test_chunked_array") names it on the command line
   const char* className;
   QtApp app;
   void (*initMain)();  // the class's static initMain(), if it has one (as QTEST_MAIN calls it)

@@ -1,6 +1,7 @@
-// The main of a folder's Qt Test executable: `ddpdesk_monitor_tests test_chunked [Qt Test
-// options]` runs the class that tests/monitor/test_chunked.cpp registered, with the application
-// object its DDPDESK_TEST_*MAIN macro asks for, as its own executable did with QTEST_*MAIN.
+// The main of a folder's Qt Test executable: `ddpdesk_monitor_tests test_chunked_array [Qt Test
+// options]` runs the class that tests/monitor/metrics/test_chunked_array.cpp registered, with the
+// application object its DDPDESK_TEST_*MAIN macro asks for, as its own executable did with
+// QTEST_*MAIN.
 #include <QtTest/qtest.h>
 #include <QCoreApplication>
 #include <QString>

@@ -8,11 +8,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "charts_panel.h"
-#include "loss_chart.h"
-#include "main_window.h"
-#include "rank_table.h"
-#include "run_controller.h"
+#include "charts/charts_panel.h"
+#include "charts/loss_chart.h"
+#include "live/rank_table.h"
+#include "run/run_controller.h"
+#include "window/main_window.h"
 
 namespace ddpdesk::test {
 

@@ -5,11 +5,11 @@
 #include <QLineEdit>
 #include <QtTest>
 
-#include "run_form.h"
+#include "form/run_spec_form.h"
 
 namespace ddpdesk::test {
 
-inline void typeInto(RunForm& form, const QString& key, const QString& text) {
+inline void typeInto(RunSpecForm& form, const QString& key, const QString& text) {
   auto* edit = qobject_cast<QLineEdit*>(form.editor(key));
   QVERIFY2(edit, qPrintable(key));
   edit->selectAll();

@@ -1,0 +1,100 @@
+// The GPU probe: parsing `ddpdesk-worker --probe` output, and running it without blocking.
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "checks/device_probe.h"
+#include "qt_test_main.h"
+
+using namespace ddpdesk;
+
+namespace {
+
+// A stand-in worker: a shell script answering --probe after a pause.
+QString script(const QTemporaryDir& dir, const QByteArray& body) {
+  const QString path = dir.filePath(QStringLiteral("probe.sh"));
+  QFile f(path);
+  f.open(QIODevice::WriteOnly);
+  f.write("#!/bin/sh\n" + body);
+  f.close();
+  f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+  return path;
+}
+
+}  // namespace
+
+class TestDeviceProbe : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void parsesTheWorkersJson() {
+    const ProbeResult r = parseProbe(
+        "some log line\n"
+        R"({"cuda_available":true,"device_count":2,"devices":["NVIDIA H200","NVIDIA H200"],)"
+        R"("gloo":true,"nccl":true,"torch_version":"2.11.0"})"
+        "\n");
+    QCOMPARE(r.status, ProbeResult::Status::Ok);
+    QVERIFY(r.cudaAvailable);
+    QCOMPARE(r.deviceCount, 2);
+    QCOMPARE(r.deviceNames, (QStringList{"NVIDIA H200", "NVIDIA H200"}));
+    QCOMPARE(r.torchVersion, QStringLiteral("2.11.0"));
+    QVERIFY(r.nccl);
+  }
+
+  void noCudaMeansNoDevices() {
+    const ProbeResult r = parseProbe(R"({"cuda_available":false,"device_count":3})");
+    QCOMPARE(r.status, ProbeResult::Status::Ok);
+    QCOMPARE(r.deviceCount, 0);
+  }
+
+  void garbageFails() {
+    QCOMPARE(parseProbe("not json").status, ProbeResult::Status::Failed);
+    QCOMPARE(parseProbe("").status, ProbeResult::Status::Failed);
+  }
+
+  void runsAsynchronously() {
+    // The stand-in answers only once the file `go` exists, which the test makes after start()
+    // returned (or after 60 s regardless): a start() that waited for the answer would come back
+    // with it in, however fast or slow the machine.
+    QTemporaryDir dir;
+    const QString go = dir.filePath(QStringLiteral("go"));
+    const QString prog = script(
+        dir, "i=0\nwhile [ ! -e '" + go.toUtf8() +
+                 "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                 "echo '{\"cuda_available\":true,\"device_count\":1,\"devices\":[\"X\"]}'\n");
+    DeviceProbe probe;
+    QSignalSpy done(&probe, &DeviceProbe::finished);
+    QElapsedTimer t;
+    t.start();
+    probe.start(prog);
+    QVERIFY2(t.elapsed() < 30000, "start() waited for the probe's answer");
+    QCOMPARE(probe.result().status, ProbeResult::Status::Pending);
+    QCOMPARE(done.count(), 0);
+    QFile(go).open(QIODevice::WriteOnly);
+    QVERIFY(done.wait(20000));
+    QCOMPARE(probe.result().status, ProbeResult::Status::Ok);
+    QCOMPARE(probe.result().deviceCount, 1);
+  }
+
+  void failuresAreReported() {
+    DeviceProbe probe;
+    QSignalSpy done(&probe, &DeviceProbe::finished);
+    probe.start(QStringLiteral("/nonexistent/ddpdesk-worker"));
+    QVERIFY(done.count() == 1 || done.wait(20000));
+    QCOMPARE(probe.result().status, ProbeResult::Status::Failed);
+    QVERIFY(probe.result().error.contains(QLatin1String("cannot run")));
+
+    QTemporaryDir dir;
+    probe.start(script(dir, "echo 'unknown flag --probe' >&2\nexit 2\n"));
+    QVERIFY(done.wait(20000));
+    QCOMPARE(probe.result().status, ProbeResult::Status::Failed);
+    QVERIFY(probe.result().error.contains(QLatin1String("code 2")));
+
+    probe.start(script(dir, "sleep 30\n"), 300);
+    QVERIFY(done.wait(20000));
+    QVERIFY(probe.result().error.contains(QLatin1String("in time")));
+  }
+};
+
+DDPDESK_TEST_GUILESS_MAIN(TestDeviceProbe)
+#include "test_device_probe.moc"

@@ -1,0 +1,85 @@
+// The batch script for a Slurm run: its #SBATCH lines for the spec's launcher fields, the srun
+// line with each rank's output in its own file, the stop file the ranks are told of, quoting,
+// and resume.
+#include <QtTest>
+
+#include "qt_test_main.h"
+#include "run_spec.h"
+#include "slurm/slurm_script.h"
+
+using namespace ddpdesk;
+
+class TestSlurmScript : public QObject {
+  Q_OBJECT
+
+  static RunSpec slurmSpec() {
+    RunSpec s;
+    s.task = "fmnist-mlp";
+    s.launcher = "slurm";
+    s.slurm_nodes = 2;
+    s.slurm_tasks_per_node = 4;
+    return s;
+  }
+
+ private Q_SLOTS:
+  void minimalScript() {
+    const QString text = slurmBatchScript(slurmSpec(), QStringLiteral("/shared/runs/r1"),
+                                          QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"), {});
+    const QString expected = QStringLiteral(
+        "#!/bin/bash\n"
+        "#SBATCH --job-name=ddpdesk-fmnist-mlp\n"
+        "#SBATCH --nodes=2\n"
+        "#SBATCH --ntasks-per-node=4\n"
+        "#SBATCH --output=/shared/runs/r1/slurm-%j.out\n"
+        "\n"
+        "# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;\n"
+        "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.\n"
+        "# A stop asked for before the ranks start: they see this file and stop.\n"
+        "export DDPDESK_STOP_FILE=/shared/runs/r1/stop-requested\n"
+        "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file\n"
+        "# above stops it then (SIG_IGN survives exec; the worker replaces it).\n"
+        "srun --kill-on-bad-exit=1 --output=/shared/runs/r1/rank-%t.log "
+        "/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank "
+        "/opt/ddpdesk/bin/ddpdesk-worker --config /shared/runs/r1/spec.json "
+        "--run-dir /shared/runs/r1\n");
+    QCOMPARE(text, expected);
+  }
+
+  void everyOptionAndResume() {
+    RunSpec s = slurmSpec();
+    s.name = "my run/2";
+    s.slurm_partition = "gpu";
+    s.slurm_time = "1:30:00";
+    s.slurm_account = "proj7";
+    s.slurm_extra = "--qos=debug; --gres=gpu:4\n--exclusive";
+    const QString text = slurmBatchScript(s, QStringLiteral("/r"), QStringLiteral("/w"),
+                                          QStringLiteral("/r/checkpoints/step-00000008.pt"));
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    QCOMPARE(lines.mid(1, 10),
+             QStringList({"#SBATCH --job-name=ddpdesk-my_run_2", "#SBATCH --nodes=2",
+                          "#SBATCH --ntasks-per-node=4", "#SBATCH --partition=gpu",
+                          "#SBATCH --time=1:30:00", "#SBATCH --account=proj7",
+                          "#SBATCH --output=/r/slurm-%j.out", "#SBATCH --qos=debug",
+                          "#SBATCH --gres=gpu:4", "#SBATCH --exclusive"}));
+    QVERIFY2(
+        text.endsWith(QStringLiteral("--run-dir /r --resume /r/checkpoints/step-00000008.pt\n")),
+        qPrintable(text));
+  }
+
+  void quotesForBash() {
+    const QString text =
+        slurmBatchScript(slurmSpec(), QStringLiteral("/r"),
+                         QStringLiteral("/opt/my tools/ddpdesk-worker"), QStringLiteral("/r/it's"));
+    QVERIFY2(text.contains(QStringLiteral(" '/opt/my tools/ddpdesk-worker' ")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("--resume '/r/it'\\''s'")), qPrintable(text));
+  }
+
+  void paths() {
+    QCOMPARE(slurmScriptPath(QStringLiteral("/r")), QStringLiteral("/r/job.sbatch"));
+    QCOMPARE(slurmRankOutputPath(QStringLiteral("/r"), 3), QStringLiteral("/r/rank-3.log"));
+    QCOMPARE(slurmStopFilePath(QStringLiteral("/r")), QStringLiteral("/r/stop-requested"));
+  }
+};
+
+DDPDESK_TEST_APPLESS_MAIN(TestSlurmScript)
+#include "test_slurm_script.moc"

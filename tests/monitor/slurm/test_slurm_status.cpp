@@ -1,0 +1,111 @@
+// What Slurm's tools print, read back: squeue's line, scontrol's key=value dump, sacct's line,
+// the state words mapped onto ddpdesk's six job states, and srun's report of a failed task.
+#include <QtTest>
+
+#include "qt_test_main.h"
+#include "slurm/slurm_status.h"
+
+using namespace ddpdesk;
+using S = SlurmJobStatus::State;
+
+Q_DECLARE_METATYPE(SlurmJobStatus::State)
+
+class TestSlurmStatus : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void mapsStates_data() {
+    QTest::addColumn<QString>("word");
+    QTest::addColumn<S>("state");
+    QTest::newRow("pending") << "PENDING" << S::Pending;
+    QTest::newRow("configuring") << "CONFIGURING" << S::Pending;
+    QTest::newRow("requeued") << "REQUEUED" << S::Pending;
+    QTest::newRow("running") << "RUNNING" << S::Running;
+    QTest::newRow("completing") << "COMPLETING" << S::Running;
+    QTest::newRow("lower case") << "running" << S::Running;
+    QTest::newRow("completed") << "COMPLETED" << S::Completed;
+    QTest::newRow("failed") << "FAILED" << S::Failed;
+    QTest::newRow("node fail") << "NODE_FAIL" << S::Failed;
+    QTest::newRow("oom") << "OUT_OF_MEMORY" << S::Failed;
+    QTest::newRow("unknown word") << "SOMETHING_NEW" << S::Failed;
+    QTest::newRow("cancelled") << "CANCELLED" << S::Cancelled;
+    QTest::newRow("sacct cancelled by") << "CANCELLED by 1000" << S::Cancelled;
+    QTest::newRow("sacct truncated") << "CANCELLED+" << S::Cancelled;
+    QTest::newRow("timeout") << "TIMEOUT" << S::TimedOut;
+  }
+  void mapsStates() {
+    QFETCH(QString, word);
+    QFETCH(S, state);
+    const auto got = mapSlurmState(word);
+    QVERIFY(got.has_value());
+    QCOMPARE(*got, state);
+  }
+
+  void emptyIsNoState() {
+    QVERIFY(!mapSlurmState(QString()).has_value());
+    QVERIFY(!mapSlurmState(QStringLiteral("  ")).has_value());
+  }
+
+  void squeueLines() {
+    auto p = parseSqueue(QStringLiteral("PENDING|Resources|\n"));
+    QVERIFY(p);
+    QCOMPARE(p->state, S::Pending);
+    QCOMPARE(p->reason, QStringLiteral("Resources"));
+    QCOMPARE(describeSlurmStatus(*p), QStringLiteral("pending (Resources)"));
+    auto r = parseSqueue(QStringLiteral("RUNNING|None|node[1-2]"));
+    QVERIFY(r);
+    QCOMPARE(r->state, S::Running);
+    QCOMPARE(r->nodes, QStringLiteral("node[1-2]"));
+    QCOMPARE(describeSlurmStatus(*r), QStringLiteral("running on node[1-2]"));
+    QVERIFY(!parseSqueue(QString()).has_value());  // no longer in the queue
+  }
+
+  void scontrolDump() {
+    const QString text = QStringLiteral(
+        "JobId=12 JobName=ddpdesk-fmnist-mlp\n"
+        "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+        "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n"
+        "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"
+        "   NodeList=vm\n"
+        "   BatchHost=vm\n");
+    auto s = parseScontrolJob(text);
+    QVERIFY(s);
+    QCOMPARE(s->state, S::TimedOut);
+    QCOMPARE(s->slurmState, QStringLiteral("TIMEOUT"));
+    QCOMPARE(s->reason, QStringLiteral("TimeLimit"));
+    QCOMPARE(s->nodes, QStringLiteral("vm"));
+    QCOMPARE(s->exitCode, QStringLiteral("0:15"));
+    QVERIFY(s->ended());
+    QCOMPARE(describeSlurmStatus(*s), QStringLiteral("timed out (exit 0:15)"));
+    QVERIFY(!parseScontrolJob(QStringLiteral("slurm_load_jobs error: Invalid job id specified")));
+  }
+
+  void sacctLine() {
+    auto s = parseSacct(QStringLiteral("NODE_FAIL|0:9|node3\n"));
+    QVERIFY(s);
+    QCOMPARE(s->state, S::Failed);
+    QCOMPARE(s->slurmState, QStringLiteral("NODE_FAIL"));
+    QCOMPARE(s->exitCode, QStringLiteral("0:9"));
+    QCOMPARE(describeSlurmStatus(*s), QStringLiteral("failed (NODE_FAIL, exit 0:9)"));
+    auto c = parseSacct(QStringLiteral("CANCELLED by 0|0:0|vm"));
+    QVERIFY(c);
+    QCOMPARE(describeSlurmStatus(*c), QStringLiteral("cancelled"));
+    QVERIFY(!parseSacct(QString()).has_value());
+  }
+
+  void srunTaskError() {
+    const QString out = QStringLiteral(
+        "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+        "srun: error: vm: tasks 0-1: Killed\n"
+        "srun: error: node7: task 1: Exited with exit code 3\n"
+        "srun: error: node8: task 0: Killed\n");
+    auto e = firstSrunTaskError(out);
+    QVERIFY(e);
+    QCOMPARE(e->node, QStringLiteral("node7"));
+    QCOMPARE(e->task, 1);
+    QCOMPARE(e->what, QStringLiteral("Exited with exit code 3"));
+    QVERIFY(!firstSrunTaskError(QStringLiteral("all fine\n")));
+  }
+};
+
+DDPDESK_TEST_APPLESS_MAIN(TestSlurmStatus)
+#include "test_slurm_status.moc"

@@ -1,0 +1,109 @@
+// The "Copy launch command" builders: torchrun and srun lines for a RunSpec.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "form/launch_command.h"
+#include "qt_test_main.h"
+
+using namespace ddpdesk;
+
+class TestLaunchCommand : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void torchrunForDefaults() {
+    RunSpec s;
+    s.nproc = 4;
+    QCOMPARE(torchrunCommand(s),
+             QStringLiteral("torchrun --no-python --nnodes 1 --nproc-per-node 4 ddpdesk-worker "
+                            "--task seed --device cpu --batch-size 4 --accum-steps 1 --epochs 1 "
+                            "--lr 0.001 --seed 0"));
+  }
+
+  void nonDefaultFieldsAreAddedInFieldOrder() {
+    RunSpec s;
+    s.task = "fmnist-mlp";
+    s.nproc = 2;
+    s.batch_size = 64;
+    s.accum_steps = 4;
+    s.epochs = 3;
+    s.lr = 0.0005;
+    s.weight_decay = 0.01;
+    s.dataset_size = 12000;
+    s.log_interval = 10;
+    s.name = "my run";
+    const QString cmd = torchrunCommand(s, QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"));
+    QCOMPARE(cmd,
+             QStringLiteral("torchrun --no-python --nnodes 1 --nproc-per-node 2 "
+                            "/opt/ddpdesk/bin/ddpdesk-worker --task fmnist-mlp --device cpu "
+                            "--batch-size 64 --accum-steps 4 --epochs 3 --lr 0.0005 "
+                            "--weight-decay 0.01 --seed 0 --dataset-size 12000 --log-interval 10 "
+                            "--name 'my run'"));
+    QVERIFY(!cmd.contains(QLatin1String("--nproc ")));  // the launcher sets the world
+  }
+
+  void srunOnCpuAndCuda() {
+    RunSpec s;
+    s.nproc = 2;
+    QVERIFY(
+        srunCommand(s).startsWith(QLatin1String("srun --nodes 1 --ntasks 2 ddpdesk-worker "
+                                                "--task seed")));
+    s.device = "cuda";
+    s.nproc = 8;
+    QVERIFY(srunCommand(s).contains(
+        QLatin1String("srun --nodes 1 --ntasks 8 --gres=gpu:8 ddpdesk-worker --task seed "
+                      "--device cuda")));
+  }
+
+  void quoting() {
+    QCOMPARE(shellQuote(QStringLiteral("plain-word_1.2/x")), QStringLiteral("plain-word_1.2/x"));
+    QCOMPARE(shellQuote(QStringLiteral("a b")), QStringLiteral("'a b'"));
+    QCOMPARE(shellQuote(QStringLiteral("it's")), QStringLiteral("'it'\\''s'"));
+    QCOMPARE(shellQuote(QStringLiteral("$HOME")), QStringLiteral("'$HOME'"));
+    QCOMPARE(shellQuote(QString()), QStringLiteral("''"));
+    RunSpec s;
+    s.metrics_file = "/tmp/m-{rank}.jsonl";
+    QVERIFY(torchrunCommand(s).contains(QLatin1String("--metrics-file '/tmp/m-{rank}.jsonl'")));
+    // The words themselves are unquoted: they also go to QProcess as they are.
+    QVERIFY(workerArguments(s).contains(QLatin1String("/tmp/m-{rank}.jsonl")));
+  }
+
+  void userTaskFieldsOnlyForAUserTask() {
+    RunSpec s;
+    s.task = "script";
+    s.model = "/data/model.pt";
+    s.train_data = "/data/train.safetensors";
+    s.loss = "mse";
+    QVERIFY(torchrunCommand(s).endsWith(
+        QLatin1String("--model /data/model.pt --train-data /data/train.safetensors --loss mse")));
+    s.task = "fmnist-mlp";  // the form keeps the files while another task is chosen
+    QVERIFY(!workerArguments(s).contains(QLatin1String("--model")));
+    QVERIFY(!workerArguments(s).contains(QLatin1String("--loss")));
+  }
+
+  void everyArgumentIsAFlagTheWorkerKnows() {
+    // Round trip: the flags parse back, through the shared rules, into the same spec.
+    RunSpec s;
+    s.task = "fmnist-cnn";
+    s.batch_size = 32;
+    s.collective_timeout = 12.5;
+    s.checkpoint_every = 100;
+    const QStringList args = workerArguments(s);
+    QCOMPARE(args.size() % 2, 0);
+    nlohmann::json j = nlohmann::json::object();
+    for (int i = 0; i < args.size(); i += 2) {
+      QVERIFY(args[i].startsWith(QLatin1String("--")));
+      std::string key = args[i].mid(2).toStdString();
+      for (char& c : key)
+        if (c == '-') c = '_';
+      j[key] = args[i + 1].toStdString();
+    }
+    RunSpec back;
+    QVERIFY(apply_fields(j, back).empty());
+    back.nproc = s.nproc;
+    QCOMPARE(QString::fromStdString(to_json_text(back)), QString::fromStdString(to_json_text(s)));
+  }
+};
+
+DDPDESK_TEST_GUILESS_MAIN(TestLaunchCommand)
+#include "test_launch_command.moc"

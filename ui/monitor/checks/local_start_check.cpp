@@ -1,0 +1,105 @@
+#include "checks/local_start_check.h"
+
+#include <unistd.h>
+
+#include <QDir>
+#include <QFileInfo>
+#include <optional>
+#include <string>
+
+#include "run/run_directory.h"
+#include "worker_settings.h"
+
+namespace ddpdesk {
+namespace {
+
+QString invalid(const char* field, const std::string& value, const QString& why) {
+  return QStringLiteral("invalid %1 '%2': %3")
+      .arg(QString::fromStdString(field_label(field, Spelling::Flag)),
+           QString::fromStdString(value), why);
+}
+
+// Whether `path` is `dir` or lies inside it.
+bool within(const QString& path, const QString& dir) {
+  const QString p = QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+  const QString d = QDir::cleanPath(QFileInfo(dir).absoluteFilePath());
+  return p == d || p.startsWith(d + QLatin1Char('/'));
+}
+
+// The spec a resumed run was started with: its directory's spec.json, for --resume DIR or
+// --resume DIR/checkpoints/step-N.pt. None when there is no such file.
+std::optional<RunSpec> resumedSpec(const QString& resume) {
+  const QFileInfo info(resume);
+  const QString dir = info.isDir() ? info.absoluteFilePath() : info.dir().absolutePath() + "/..";
+  QFile f(RunDirectory::specPath(QDir::cleanPath(dir)));
+  if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+  const SpecResult r = parse_run_spec(f.readAll().toStdString());
+  if (!r.ok()) return std::nullopt;
+  return r.spec;
+}
+
+// A resume continues the run's plan: the epoch and the optimizer step within it that the
+// checkpoint holds mean other samples, and other step totals, under another world size, batch,
+// accumulation or data set.
+QString planChange(const RunSpec& spec, const RunSpec& was) {
+  auto changed = [&](const char* field, std::int64_t now, std::int64_t before) {
+    return invalid(field, std::to_string(now),
+                   QStringLiteral("the resumed run trains with %1 (where it stands depends on "
+                                  "it); start a new run to change it")
+                       .arg(before));
+  };
+  if (!spec.is_slurm() && !was.is_slurm() && spec.nproc != was.nproc)
+    return changed("nproc", spec.nproc, was.nproc);
+  if (spec.batch_size != was.batch_size)
+    return changed("batch_size", spec.batch_size, was.batch_size);
+  if (spec.accum_steps != was.accum_steps)
+    return changed("accum_steps", spec.accum_steps, was.accum_steps);
+  if (spec.resolved_dataset_size() != was.resolved_dataset_size())
+    return changed("dataset_size", spec.resolved_dataset_size(), was.resolved_dataset_size());
+  return {};
+}
+
+}  // namespace
+
+QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEnvironment) {
+  // The values must outlive the lookup's returned pointers until read_worker_settings copies
+  // them: one string per call, kept here.
+  std::string held;
+  const WorkerSettingsResult settings = read_worker_settings([&](const char* name) -> const char* {
+    const QString key = QString::fromLatin1(name);
+    if (!rankEnvironment.contains(key)) return nullptr;
+    held = rankEnvironment.value(key).toStdString();
+    return held.c_str();
+  });
+  if (!settings.ok()) return QString::fromStdString(settings.error);
+
+  // Slurm runs place their directory on the cluster; the launcher checks that side.
+  if (!spec.run_dir.empty() && !spec.is_slurm()) {
+    const QString dir = QString::fromStdString(spec.run_dir);
+    const bool continuing =
+        !spec.resume.empty() && within(QString::fromStdString(spec.resume), dir);
+    if (QFileInfo::exists(RunDirectory::specPath(dir)) && !continuing)
+      return invalid("run_dir", spec.run_dir,
+                     QStringLiteral("it holds another run (spec.json); resume that run "
+                                    "(--resume) or choose another directory"));
+  }
+
+  if (!spec.resume.empty()) {
+    if (const std::optional<RunSpec> was = resumedSpec(QString::fromStdString(spec.resume)))
+      if (const QString problem = planChange(spec, *was); !problem.isEmpty()) return problem;
+  }
+
+  if (!spec.metrics_file.empty()) {
+    const QFileInfo file(QString::fromStdString(spec.metrics_file));
+    const QFileInfo parent(file.absolutePath());
+    if (!parent.isDir())
+      return invalid("metrics_file", spec.metrics_file,
+                     QStringLiteral("its directory %1 does not exist").arg(parent.filePath()));
+    if (::access(QFile::encodeName(parent.filePath()).constData(), W_OK) != 0)
+      return invalid("metrics_file", spec.metrics_file,
+                     QStringLiteral("its directory %1 is not writable").arg(parent.filePath()));
+  }
+  return {};
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,224 @@
+#include "run/run_directory.h"
+
+#include "run/atomic_file.h"
+#include "run/exit_record_status.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStandardPaths>
+#include <algorithm>
+#include <cmath>
+
+namespace ddpdesk {
+namespace {
+
+const char* const kStampFormat = "yyyyMMdd-HHmmss";
+
+// Directory names stay portable and shell-friendly whatever the run is called.
+QString safeName(const QString& text) {
+  QString out;
+  for (QChar c : text) {
+    const bool keep =
+        (c.unicode() < 128 && c.isLetterOrNumber()) || c == '-' || c == '_' || c == '.';
+    out += keep ? c : QChar('_');
+  }
+  while (out.startsWith('.')) out.remove(0, 1);
+  return out.left(64);
+}
+
+QJsonArray toArray(const QList<int>& v) {
+  QJsonArray a;
+  for (int x : v) a.append(x);
+  return a;
+}
+
+QList<int> fromArray(const QJsonValue& v) {
+  QList<int> out;
+  for (const auto& x : v.toArray()) out.append(x.toInt());
+  return out;
+}
+
+// The engine writes <run>/checkpoints/step-<zero-padded step>.pt: name order is step order.
+QStringList findCheckpoints(const QString& dir) {
+  QDir d(dir + QStringLiteral("/checkpoints"));
+  const QStringList names =
+      d.entryList({QStringLiteral("step-*.pt")}, QDir::Files, QDir::Name | QDir::Reversed);
+  QStringList out;
+  for (const auto& n : names) out.append(d.absoluteFilePath(n));
+  return out;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory() = default;
+RunDirectory::~RunDirectory() = default;
+
+QString RunDirectory::runsRoot() {
+  return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+         QStringLiteral("/ddpdesk/runs");
+}
+
+QString RunDirectory::newRunPath(const RunSpec& spec, const QDateTime& now, const QString& root) {
+  QString label = safeName(QString::fromStdString(spec.name.empty() ? spec.task : spec.name));
+  if (label.isEmpty()) label = QStringLiteral("run");
+  const QString base = root + '/' + now.toString(QLatin1String(kStampFormat)) + '-' + label;
+  QString path = base;
+  for (int n = 2; QFileInfo::exists(path); ++n) path = base + '-' + QString::number(n);
+  return path;
+}
+
+bool RunDirectory::create(const RunSpec& spec, QString* error) {
+  const QString path = spec.run_dir.empty()
+                           ? newRunPath(spec, QDateTime::currentDateTime())
+                           : QFileInfo(QString::fromStdString(spec.run_dir)).absoluteFilePath();
+  return open(path, error);
+}
+
+bool RunDirectory::open(const QString& path, QString* error) {
+  close();
+  if (!QDir().mkpath(path)) {
+    if (error) *error = QStringLiteral("cannot create run directory %1").arg(path);
+    return false;
+  }
+  // Unbuffered: each append is one write(2) of whole lines, so a crash of the monitor leaves a
+  // file of complete lines that loads back.
+  auto f = std::make_unique<QFile>(metricsPath(path));
+  if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) {
+    if (error) *error = QStringLiteral("cannot open %1: %2").arg(f->fileName(), f->errorString());
+    return false;
+  }
+  metrics_ = std::move(f);
+  path_ = QFileInfo(path).absoluteFilePath();
+  return true;
+}
+
+void RunDirectory::close() {
+  metrics_.reset();
+  log_.reset();
+  path_.clear();
+}
+
+bool RunDirectory::writeSpec(const RunSpec& spec, QString* error) {
+  return writeFileAtomically(specPath(path_), QByteArray::fromStdString(to_json_text(spec) + "\n"),
+                             error);
+}
+
+bool RunDirectory::appendMetrics(const QByteArray& lines) {
+  return metrics_ && metrics_->write(lines) == lines.size();
+}
+
+bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
+  QJsonObject o;
+  o[QStringLiteral("state")] = s.state;
+  o[QStringLiteral("reason")] = s.reason;
+  o[QStringLiteral("exit_codes")] = toArray(s.exitCodes);
+  o[QStringLiteral("signals")] = toArray(s.termSignals);
+  o[QStringLiteral("started_at")] = s.startedAt.toString(Qt::ISODateWithMs);
+  o[QStringLiteral("ended_at")] = s.endedAt.toString(Qt::ISODateWithMs);
+  o[QStringLiteral("last_step")] = s.lastStep;
+  o[QStringLiteral("total_steps")] = s.totalSteps;
+  o[QStringLiteral("last_loss")] =
+      std::isfinite(s.lastLoss) ? QJsonValue(s.lastLoss) : QJsonValue();
+  o[QStringLiteral("malformed_lines")] = s.malformedLines;
+  o[QStringLiteral("ignored_lines")] = s.ignoredLines;
+  o[QStringLiteral("unknown_fields")] = s.unknownFields;
+  o[QStringLiteral("dropped_connections")] = s.droppedConnections;
+  return writeFileAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
+}
+
+QString RunDirectory::specPath(const QString& dir) {
+  return dir + QStringLiteral("/spec.json");
+}
+QString RunDirectory::metricsPath(const QString& dir) {
+  return dir + QStringLiteral("/metrics.jsonl");
+}
+QString RunDirectory::statusPath(const QString& dir) {
+  return dir + QStringLiteral("/status.json");
+}
+QString RunDirectory::logPath(const QString& dir, int rank) {
+  return dir + QStringLiteral("/rank-%1.log").arg(rank);
+}
+QString RunDirectory::monitorLogPath(const QString& dir) {
+  return dir + QStringLiteral("/monitor.log");
+}
+
+void RunDirectory::logEvent(const QString& text) {
+  if (path_.isEmpty()) return;
+  if (!log_) {
+    auto f = std::make_unique<QFile>(monitorLogPath(path_));
+    if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) return;
+    log_ = std::move(f);
+  }
+  QString line = text;
+  line.replace(QLatin1Char('\n'), QLatin1String(" | "));  // one line per event
+  log_->write((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + line +
+               QLatin1Char('\n'))
+                  .toUtf8());
+}
+
+void RunDirectory::forgetEnding() {
+  QFile::remove(statusPath(path_));
+  // Every rank's, not just this run's: the previous run may have had more ranks.
+  QDir dir(path_);
+  for (const QString& name : dir.entryList({QStringLiteral("rank-*.exit.json")}, QDir::Files))
+    dir.remove(name);
+}
+
+std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
+  QFile f(statusPath(dir));
+  if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+  const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+  if (!doc.isObject()) return std::nullopt;
+  const QJsonObject o = doc.object();
+  RunStatus s;
+  s.state = o.value(QStringLiteral("state")).toString();
+  s.reason = o.value(QStringLiteral("reason")).toString();
+  s.exitCodes = fromArray(o.value(QStringLiteral("exit_codes")));
+  s.termSignals = fromArray(o.value(QStringLiteral("signals")));
+  s.startedAt =
+      QDateTime::fromString(o.value(QStringLiteral("started_at")).toString(), Qt::ISODateWithMs);
+  s.endedAt =
+      QDateTime::fromString(o.value(QStringLiteral("ended_at")).toString(), Qt::ISODateWithMs);
+  s.lastStep = o.value(QStringLiteral("last_step")).toInteger();
+  s.totalSteps = o.value(QStringLiteral("total_steps")).toInteger();
+  const QJsonValue loss = o.value(QStringLiteral("last_loss"));
+  s.lastLoss = loss.isDouble() ? loss.toDouble() : std::nan("");
+  s.malformedLines = o.value(QStringLiteral("malformed_lines")).toInteger();
+  s.ignoredLines = o.value(QStringLiteral("ignored_lines")).toInteger();
+  s.unknownFields = o.value(QStringLiteral("unknown_fields")).toInteger();
+  s.droppedConnections = o.value(QStringLiteral("dropped_connections")).toInteger();
+  return s;
+}
+
+std::optional<RunRecord> RunDirectory::readRecord(const QString& dir) {
+  QFile f(specPath(dir));
+  if (!f.open(QIODevice::ReadOnly)) return std::nullopt;
+  RunRecord r;
+  r.path = QFileInfo(dir).absoluteFilePath();
+  r.id = QFileInfo(dir).fileName();
+  SpecResult parsed = parse_run_spec(f.readAll().toStdString());
+  r.spec = parsed.spec;
+  r.specValid = parsed.ok();
+  r.status = readStatus(dir);
+  if (!r.status && r.specValid) r.status = statusFromExitRecords(dir, r.spec.world_size());
+  r.created = QDateTime::fromString(r.id.left(15), QLatin1String(kStampFormat));
+  if (!r.created.isValid()) r.created = QFileInfo(f).lastModified();
+  r.checkpoints = findCheckpoints(dir);
+  return r;
+}
+
+std::vector<RunRecord> RunDirectory::listRuns(const QString& root) {
+  std::vector<RunRecord> out;
+  const QFileInfoList dirs = QDir(root).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot);
+  for (const auto& d : dirs)
+    if (auto r = readRecord(d.absoluteFilePath())) out.push_back(std::move(*r));
+  std::sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.created != b.created ? a.created > b.created : a.id > b.id;
+  });
+  return out;
+}
+
+}  // namespace ddpdesk

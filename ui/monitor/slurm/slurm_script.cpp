@@ -1,0 +1,71 @@
+#include "slurm/slurm_script.h"
+
+#include <QRegularExpression>
+#include <QStringList>
+
+#include "run/run_directory.h"
+#include "run/shell_quote.h"
+
+namespace ddpdesk {
+
+QString slurmScriptPath(const QString& runDir) {
+  return runDir + QStringLiteral("/job.sbatch");
+}
+
+QString slurmRankOutputPath(const QString& runDir, int rank) {
+  return RunDirectory::logPath(runDir, rank);
+}
+
+QString slurmStopFilePath(const QString& runDir) {
+  return runDir + QStringLiteral("/stop-requested");
+}
+
+QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QString& worker,
+                         const QString& resume) {
+  QStringList lines;
+  lines << QStringLiteral("#!/bin/bash");
+  auto sbatch = [&](const QString& option) { lines << QStringLiteral("#SBATCH ") + option; };
+  // Job names show in squeue; keep them to characters no tool quotes.
+  QString label = QString::fromStdString(spec.name.empty() ? spec.task : spec.name);
+  label.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9_.-]")), QStringLiteral("_"));
+  sbatch(QStringLiteral("--job-name=ddpdesk-") + label);
+  sbatch(QStringLiteral("--nodes=%1").arg(spec.slurm_nodes));
+  sbatch(QStringLiteral("--ntasks-per-node=%1").arg(spec.slurm_tasks_per_node));
+  if (!spec.slurm_partition.empty())
+    sbatch(QStringLiteral("--partition=") + QString::fromStdString(spec.slurm_partition));
+  if (!spec.slurm_time.empty())
+    sbatch(QStringLiteral("--time=") + QString::fromStdString(spec.slurm_time));
+  if (!spec.slurm_account.empty())
+    sbatch(QStringLiteral("--account=") + QString::fromStdString(spec.slurm_account));
+  // #SBATCH lines are not shell words: sbatch splits them at blanks and takes no quotes, so a
+  // run directory with a blank would break them (the rank outputs below are quoted for bash).
+  sbatch(QStringLiteral("--output=") + runDir + QStringLiteral("/slurm-%j.out"));
+  for (const auto& o : slurm_extra_options(spec.slurm_extra)) sbatch(QString::fromStdString(o));
+  lines << QString();
+  lines << QStringLiteral("# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;");
+  lines << QStringLiteral(
+      "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.");
+  lines << QStringLiteral(
+      "# A stop asked for before the ranks start: they see this file and stop.");
+  lines << QStringLiteral("export DDPDESK_STOP_FILE=") + shellQuote(slurmStopFilePath(runDir));
+  lines << QStringLiteral(
+      "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file");
+  lines << QStringLiteral("# above stops it then (SIG_IGN survives exec; the worker replaces it).");
+  // Without this, a stop that lands while a rank is still loading LibTorch kills it (exit 143)
+  // instead of stopping it with a checkpoint.
+  QStringList cmd = {
+      QStringLiteral("srun"),
+      QStringLiteral("--kill-on-bad-exit=1"),
+      shellQuote(runDir + QStringLiteral("/rank-%t.log")).prepend(QStringLiteral("--output=")),
+      QStringLiteral("/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank"),
+      shellQuote(worker),
+      QStringLiteral("--config"),
+      shellQuote(RunDirectory::specPath(runDir)),
+      QStringLiteral("--run-dir"),
+      shellQuote(runDir)};
+  if (!resume.isEmpty()) cmd << QStringLiteral("--resume") << shellQuote(resume);
+  lines << cmd.join(QLatin1Char(' '));
+  return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,137 @@
+#include "slurm/slurm_status.h"
+
+#include <QMap>
+#include <QRegularExpression>
+#include <QStringList>
+
+namespace ddpdesk {
+namespace {
+
+std::optional<SlurmJobStatus> fromWord(const QString& word) {
+  const auto state = mapSlurmState(word);
+  if (!state) return std::nullopt;
+  SlurmJobStatus s;
+  s.state = *state;
+  s.slurmState = word.section(QLatin1Char(' '), 0, 0).remove(QLatin1Char('+')).toUpper();
+  return s;
+}
+
+// The '|'-separated fields of the first line (the format ddpdesk asks squeue and sacct for).
+QStringList firstLineFields(const QString& text) {
+  return text.trimmed().section(QLatin1Char('\n'), 0, 0).trimmed().split(QLatin1Char('|'));
+}
+
+}  // namespace
+
+std::optional<SlurmJobStatus::State> mapSlurmState(const QString& given) {
+  using S = SlurmJobStatus::State;
+  // sacct: "CANCELLED by 1000", "RUNNING+" (truncated): the first word, without the '+'.
+  const QString w =
+      given.trimmed().section(QLatin1Char(' '), 0, 0).remove(QLatin1Char('+')).toUpper();
+  if (w.isEmpty()) return std::nullopt;
+  static const QStringList pending = {
+      QStringLiteral("PENDING"),     QStringLiteral("CONFIGURING"),
+      QStringLiteral("REQUEUED"),    QStringLiteral("REQUEUE_HOLD"),
+      QStringLiteral("REQUEUE_FED"), QStringLiteral("RESV_DEL_HOLD"),
+      QStringLiteral("SPECIAL_EXIT")};
+  static const QStringList running = {QStringLiteral("RUNNING"),   QStringLiteral("COMPLETING"),
+                                      QStringLiteral("SUSPENDED"), QStringLiteral("STOPPED"),
+                                      QStringLiteral("SIGNALING"), QStringLiteral("STAGE_OUT"),
+                                      QStringLiteral("RESIZING")};
+  if (pending.contains(w)) return S::Pending;
+  if (running.contains(w)) return S::Running;
+  if (w == QLatin1String("COMPLETED")) return S::Completed;
+  if (w == QLatin1String("CANCELLED")) return S::Cancelled;
+  if (w == QLatin1String("TIMEOUT")) return S::TimedOut;
+  return S::Failed;  // FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED, ...
+}
+
+QString slurmStateName(SlurmJobStatus::State s) {
+  using S = SlurmJobStatus::State;
+  switch (s) {
+    case S::Pending:
+      return QStringLiteral("pending");
+    case S::Running:
+      return QStringLiteral("running");
+    case S::Completed:
+      return QStringLiteral("completed");
+    case S::Failed:
+      return QStringLiteral("failed");
+    case S::Cancelled:
+      return QStringLiteral("cancelled");
+    case S::TimedOut:
+      return QStringLiteral("timed out");
+  }
+  return {};
+}
+
+QString describeSlurmStatus(const SlurmJobStatus& s) {
+  using S = SlurmJobStatus::State;
+  QString text = slurmStateName(s.state);
+  const bool plain = s.slurmState.isEmpty() ||
+                     s.slurmState.compare(slurmStateName(s.state).remove(QLatin1Char(' ')),
+                                          Qt::CaseInsensitive) == 0 ||
+                     (s.state == S::TimedOut && s.slurmState == QLatin1String("TIMEOUT"));
+  if (s.state == S::Pending) {
+    if (!s.reason.isEmpty() && s.reason != QLatin1String("None"))
+      text += QStringLiteral(" (%1)").arg(s.reason);
+  } else if (s.state == S::Running) {
+    if (s.slurmState != QLatin1String("RUNNING") && !s.slurmState.isEmpty())
+      text += QStringLiteral(" (%1)").arg(s.slurmState.toLower());
+    if (!s.nodes.isEmpty() && s.nodes != QLatin1String("(null)"))
+      text += QStringLiteral(" on ") + s.nodes;
+  } else {
+    QStringList what;
+    if (!plain) what << s.slurmState;
+    if (!s.exitCode.isEmpty() && s.exitCode != QLatin1String("0:0"))
+      what << QStringLiteral("exit ") + s.exitCode;
+    if (!what.isEmpty()) text += QStringLiteral(" (%1)").arg(what.join(QStringLiteral(", ")));
+  }
+  return text;
+}
+
+std::optional<SlurmJobStatus> parseSqueue(const QString& text) {
+  const QStringList f = firstLineFields(text);  // STATE|REASON|NODELIST
+  auto s = fromWord(f.value(0));
+  if (!s) return std::nullopt;
+  s->reason = f.value(1).trimmed();
+  s->nodes = f.value(2).trimmed();
+  return s;
+}
+
+std::optional<SlurmJobStatus> parseScontrolJob(const QString& text) {
+  // Key=Value words over several lines; values have no blanks in the keys ddpdesk reads.
+  QMap<QString, QString> kv;
+  static const QRegularExpression word(QStringLiteral("(\\w+)=(\\S*)"));
+  for (auto it = word.globalMatch(text); it.hasNext();) {
+    const auto m = it.next();
+    if (!kv.contains(m.captured(1))) kv.insert(m.captured(1), m.captured(2));
+  }
+  auto s = fromWord(kv.value(QStringLiteral("JobState")));
+  if (!s) return std::nullopt;
+  s->reason = kv.value(QStringLiteral("Reason"));
+  s->nodes = kv.value(QStringLiteral("NodeList"));
+  s->exitCode = kv.value(QStringLiteral("ExitCode"));
+  return s;
+}
+
+std::optional<SlurmJobStatus> parseSacct(const QString& text) {
+  // STATE|EXITCODE|NODELIST of the job's allocation (-X: that line only).
+  const QStringList f = firstLineFields(text);
+  auto s = fromWord(f.value(0));
+  if (!s) return std::nullopt;
+  s->exitCode = f.value(1).trimmed();
+  s->nodes = f.value(2).trimmed();
+  return s;
+}
+
+std::optional<SrunTaskError> firstSrunTaskError(const QString& text) {
+  // Ranges ("tasks 0-1: Killed") name no single culprit; skipped.
+  static const QRegularExpression line(QStringLiteral("^srun: error: (\\S+): task (\\d+): (.+)$"),
+                                       QRegularExpression::MultilineOption);
+  const auto m = line.match(text);
+  if (!m.hasMatch()) return std::nullopt;
+  return SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3).trimmed()};
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,54 @@
+// What the charts put on the x axis, and how a series' columns become monotonic keys.
+#pragma once
+
+#include <QString>
+#include <cstddef>
+#include <vector>
+
+#include "metrics/chunked_array.h"
+
+namespace ddpdesk {
+
+enum class XAxis { Step, Samples, WallTime };
+
+QString xAxisLabel(XAxis axis);  // "optimizer step", "samples", "wall time (s)"
+
+// Turns a column into chart keys, incrementally. Steps and samples are used as they are; the
+// workers' clock restarts at 0 when a run is resumed, so for wall time each new session is
+// shifted to begin where the previous one ended, keeping one run's curve in time order.
+class KeyMapper {
+ public:
+  explicit KeyMapper(XAxis axis = XAxis::Step) : axis_(axis) {}
+  XAxis axis() const { return axis_; }
+  void reset() {
+    offset_ = 0;
+    lastRaw_ = 0;
+    started_ = false;
+  }
+  double map(double raw);
+  // A resume has moved the keys from the column's values (until then, map() returns them as is).
+  bool shifted() const { return offset_ != 0; }
+
+ private:
+  XAxis axis_;
+  double offset_ = 0;
+  double lastRaw_ = 0;
+  bool started_ = false;
+};
+
+// The columns of one series that can serve as x: a MetricsStore's columns, or views of them.
+struct XColumns {
+  const ColumnView* step = nullptr;
+  const ColumnView* samples = nullptr;
+  const ColumnView* time = nullptr;
+  const ColumnView& pick(XAxis axis) const {
+    return axis == XAxis::Step ? *step : axis == XAxis::Samples ? *samples : *time;
+  }
+};
+
+// Key of the last point whose step is at most `step` (evaluations carry only a step; their x in
+// samples or time comes from the global series). The first key when every step is later; NaN
+// when there are no keys. `steps` is expected in ascending order.
+double keyForStep(const ColumnView& steps, const std::vector<double>& keys, double step);
+
+}  // namespace ddpdesk

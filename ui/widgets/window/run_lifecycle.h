@@ -1,0 +1,70 @@
+// RunLifecycle: how the window starts, stops, resumes and follows runs. A start from the form
+// checks the spec first; every start or follow resets the log and the history's active run; the end
+// of a run flushes the log, refreshes the history and, for a failure, shows the failed rank's
+// output. It drives the RunController and the views it is given, and tells the window the rest
+// through signals (status line, errors, the live charts, the Log tab), so it is tested with
+// real widgets but no window.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+#include "form/slurm_preview_dialog.h"  // complete for QPointer
+#include "run/run_controller.h"
+
+namespace ddpdesk {
+
+class HistoryPanel;
+class LogView;
+class RunSpecForm;
+
+class RunLifecycle : public QObject {
+  Q_OBJECT
+ public:
+  RunLifecycle(RunController* controller, RunSpecForm* form, LogView* log, HistoryPanel* history,
+               QObject* parent = nullptr);
+
+  // Whether the form's spec is valid; when not, error() names the first field at fault.
+  bool acceptForm();
+  // The form's spec, when it is valid (otherwise error() says why); false when not started.
+  bool startFromForm();
+  // Starts now, or as soon as the form becomes valid when all it waits for is an answer (the GPU
+  // probe, the task check); otherwise reports the problem like startFromForm().
+  void startWhenReady();
+  // Continues a stopped run from its directory (resume = that directory).
+  bool resume(const QString& runDir);
+  // Starts `spec` without an error box (the queue reports its own failures).
+  bool startLive(const RunSpec& spec, QString* error);
+  // Follows a run started elsewhere (RunController::attach).
+  bool follow(const QString& runDir);
+  // A graceful stop; a second one, while stopping, kills the ranks.
+  void stop();
+  // Stops the run so that the window can close: closeWhenEnded() comes once every rank is gone.
+  void stopToClose();
+  bool stoppingToClose() const { return closeAfterStop_; }
+  // A Slurm spec's start (form or resume) first shows its batch script here; Submit starts it.
+  SlurmPreviewDialog* slurmPreview() const { return preview_; }
+
+ Q_SIGNALS:
+  void message(const QString& text);  // for the status line
+  void error(const QString& text);    // for the user to see and acknowledge
+  void liveRunShown();                // a run started or is followed: the charts show it
+  void stateShown();                  // the actions and the live views should be redrawn
+  void failureShown();                // a failed run's log is on show: bring it forward
+  void closeWhenEnded();              // after stopToClose(), the run has ended
+
+ private:
+  bool launch(const RunSpec& spec);
+  void onStateChanged(RunController::State state);
+
+  RunController* controller_;
+  RunSpecForm* form_;
+  LogView* log_;
+  HistoryPanel* history_;
+  bool closeAfterStop_ = false;
+  QPointer<SlurmPreviewDialog> preview_;
+  bool submitting_ = false;  // launch() called back from the preview's Submit
+};
+
+}  // namespace ddpdesk
