@@ -25,6 +25,12 @@ if(TARGET ddpdesk)
   install(FILES ${_presets} DESTINATION ${CMAKE_INSTALL_DATADIR}/ddpdesk/presets)
 endif()
 
+# The Python client for training scripts (`import ddpdesk`): the monitor puts this folder on a
+# script rank's PYTHONPATH (cmake/python_client.cmake).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ddpdesk
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/ddpdesk/python
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+
 # Debian package: `cpack -G DEB` in the build directory (README: "Install as a package").
 # Depends names the Debian packages that own the libraries the binaries link (checked against
 # `dpkg -S` of their DT_NEEDED entries by tests/install/test_package.sh) plus what Qt needs at

@@ -18,11 +18,12 @@ Stop: inside a rank, importing ddpdesk blocks SIGTERM and SIGINT in the importin
 every thread started afterwards) and takes them on a thread of its own: the first sets
 should_stop(), a second exits at once with 128 + the signal's number. A script that never asks
 should_stop() is ended by the first one, as without the client. docs/python-client.md has it all.
-Pure standard library, Python 3.9 or later."""
+Pure standard library."""
 
 import atexit
 import os
 import sys
+import time
 
 from . import _env
 from . import _signals
@@ -123,6 +124,11 @@ def _on_signal(sig):
     after the client's last word, as the signal would have without ddpdesk. (The stop file does
     not count as a signal: the monitor's Stop may come both ways.)"""
     c = _CLIENT
+    for _ in range(100):  # a signal in the moment between the block and the client: wait for it
+        if c is not None:
+            break
+        time.sleep(0.01)
+        c = _CLIENT
     if c is not None:
         c.signals += 1
         c.request_stop("stop requested by " + {2: "SIGINT", 15: "SIGTERM"}.get(sig, str(sig)))
@@ -160,9 +166,11 @@ def _start():
         return
     os.environ[_env.OWNER_VARIABLE] = str(os.getpid())
     late = _signals.other_threads()
-    _CLIENT = Client(settings)
+    # The block first: the client's own threads start with it, as every later one does.
     signals = _signals.StopSignals(_on_signal)
-    if not signals.take():
+    taken = signals.take()
+    _CLIENT = Client(settings)
+    if not taken:
         _CLIENT._say("ddpdesk was imported outside the main thread: SIGTERM and SIGINT keep "
                      "Python's behaviour, and should_stop() sees only the stop file")
     elif late:
