@@ -64,6 +64,7 @@ class Client:
         self.signals = 0  # stop signals taken
         self.failure = ""  # an uncaught exception's last line, sent as the rank's error
         self._closing = threading.Event()
+        self._close_lock = threading.Lock()
         self._closed = False
         self._forked = False
         self._file = -1
@@ -343,6 +344,10 @@ class Client:
     def close(self, drain_s=DRAIN_S):
         """The rank's last word (finished, stopped, or the failure), then the queue drained for up
         to drain_s seconds; what the monitor did not take by then is dropped and counted."""
+        with self._close_lock:  # at exit and from the signal thread, maybe at once
+            self._close(drain_s)
+
+    def _close(self, drain_s):
         if self._closed or self._forked:
             return
         if self.failure:

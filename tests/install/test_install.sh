@@ -2,8 +2,9 @@
 # `cmake --install` into a staging directory (DESTDIR), then the installed tree on its own: the
 # layout a desktop expects, no installed file that names the build tree, and from a working
 # directory elsewhere (with the source and build trees hidden behind empty mounts where this
-# machine allows a private mount namespace) the worker's --probe and a two-rank headless demo,
-# whose ranks must be the installed worker found beside the installed ddpdesk.
+# machine allows a private mount namespace) the worker's --probe, a two-rank headless demo, whose
+# ranks must be the installed worker found beside the installed ddpdesk, and the installed Python
+# client imported by a script that logs a step into its run directory.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$(cd "$1" && pwd -P)
@@ -19,7 +20,7 @@ DESTDIR="$stage/root" cmake --install "$build" --prefix /usr >"$stage/install.lo
 usr="$stage/root/usr"
 for f in bin/ddpdesk bin/ddpdesk-worker share/applications/ddpdesk.desktop \
   share/icons/hicolor/scalable/apps/ddpdesk.svg share/icons/hicolor/64x64/apps/ddpdesk.png \
-  share/ddpdesk/presets/fmnist-mlp-2cpu.json; do
+  share/ddpdesk/presets/fmnist-mlp-2cpu.json share/ddpdesk/python/ddpdesk/__init__.py; do
   [ -e "$usr/$f" ] || fail "not installed: /usr/$f"
 done
 [ -x "$usr/bin/ddpdesk" ] && [ -x "$usr/bin/ddpdesk-worker" ] || fail "binaries not executable"
@@ -40,6 +41,13 @@ cd "$home"
 export HOME="$home" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config"
 unset DDPDESK_WORKER
 "$usr/bin/ddpdesk-worker" --probe >"$stage/probe.out"
+# The Python client from the installed tree alone: a rank's import, a log, its metrics file.
+if command -v python3 >/dev/null; then
+  mkdir -p "$home/pyrun"
+  PYTHONPATH="$usr/share/ddpdesk/python" PYTHONDONTWRITEBYTECODE=1 DDPDESK_RUN_DIR="$home/pyrun" \
+    python3 -c 'import ddpdesk, sys; assert ddpdesk.__file__.startswith(sys.argv[1]), ddpdesk.__file__; ddpdesk.log(step=1, loss=0.5)' \
+    "$usr/share/ddpdesk/python/" >"$stage/python.out" 2>&1 || true  # said below
+fi
 "$usr/bin/ddpdesk" --headless --nproc 2 --task fmnist-mlp --dataset-size 1024 --batch-size 64 \
   --log-interval 2 --epochs 1 >"$stage/demo.out" 2>"$stage/demo.err"
 RUN
@@ -54,6 +62,12 @@ else
 fi
 
 grep -q '"torch_version"' "$stage/probe.out" || fail "--probe gave: $(cat "$stage/probe.out")"
+if command -v python3 >/dev/null; then
+  grep -q '"type":"step","rank":0,"epoch":0,"step":1,"loss":0.5' "$home/pyrun/metrics/rank-0.jsonl" ||
+    fail "the installed Python client wrote no step: $(cat "$stage/python.out")"
+else
+  echo "no python3 here: the installed Python client was not run"
+fi
 grep -q "started 2 rank(s) of $usr/bin/ddpdesk-worker," "$stage/demo.err" ||
   fail "ranks were not the installed worker: $(grep started "$stage/demo.err")"
 grep -q '^finished after' "$stage/demo.out" || { cat "$stage/demo.out" >&2; fail "demo did not finish"; }

@@ -1,9 +1,10 @@
 #!/bin/sh
-# The Debian package from CPack: it builds, holds the installed layout, and its Depends names the
-# Debian package of every shared library the two binaries link (dpkg -S of each DT_NEEDED entry
-# as the loader resolves it), and recommends the data set. A library no Debian package owns
-# (NCCL/CUDA from /usr/local/cuda) cannot be depended on: the package check is then reported as
-# skipped, after every library that is packaged was checked. Usage: test_package.sh BUILD_DIR
+# The Debian package from CPack: it builds, holds the installed layout (the Python client too),
+# and its Depends names the Debian package of every shared library the two binaries link (dpkg -S
+# of each DT_NEEDED entry as the loader resolves it), and recommends the data set. A library no
+# Debian package owns (NCCL/CUDA from /usr/local/cuda) cannot be depended on: the package check is
+# then reported as skipped, after every library that is packaged was checked.
+# Usage: test_package.sh BUILD_DIR
 set -eu
 build=$(cd "$1" && pwd -P)
 stage=$(mktemp -d "${TMPDIR:-/tmp}/ddpdesk-package-XXXXXX")
@@ -15,7 +16,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 deb=$(ls "$stage"/out/ddpdesk_*.deb) || fail "no .deb in $stage/out"
 dpkg-deb --contents "$deb" >"$stage/contents"
 for f in ./usr/bin/ddpdesk ./usr/bin/ddpdesk-worker ./usr/share/applications/ddpdesk.desktop \
-  ./usr/share/icons/hicolor/scalable/apps/ddpdesk.svg ./usr/share/ddpdesk/presets/fmnist-mlp-2cpu.json; do
+  ./usr/share/icons/hicolor/scalable/apps/ddpdesk.svg ./usr/share/ddpdesk/presets/fmnist-mlp-2cpu.json \
+  ./usr/share/ddpdesk/python/ddpdesk/__init__.py ./usr/share/ddpdesk/python/ddpdesk/_client.py; do
   grep -q " $f\$" "$stage/contents" || fail "$f not in the package"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
