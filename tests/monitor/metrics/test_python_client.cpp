@@ -29,51 +29,9 @@ namespace {
 constexpr int kTimeout = 120000;  // small shared machines: never a timing test
 constexpr int kSteps = 40;
 
-// A rank's script: deterministic losses with every digit a double has, a learning rate and a
-// gradient norm, and on step 7 the bad input: NaN, infinities, the largest double, an integer
-// no double holds, odd names and a name longer than the wire allows. It writes what it logged.
-const char* kRankScript = R"PY(
-import json, math, os, random, sys
-import ddpdesk
-rank = ddpdesk.rank()
-rng = random.Random(1234 + rank)
-logged = {"loss": [], "lr": [], "grad_norm": []}
-for step in range(1, STEPS + 1):
-    loss = rng.random() * 3
-    lr = 0.001 * step
-    grad = rng.lognormvariate(0, 1)
-    extra = {}
-    if step == 7:
-        extra = {"nan scalar": math.nan, "inf": math.inf, "huge": 1.7976931348623157e308,
-                 "bigint": 10**400, "odd name é/σ \"q\"": 42.5, "x" * 300: 1.0, "": 5.0}
-    ddpdesk.log(step=step, loss=loss, samples=step * 64, lr=lr, grad_norm=grad, **extra)
-    logged["loss"].append(loss); logged["lr"].append(lr); logged["grad_norm"].append(grad)
-with open(os.path.join(ddpdesk.run_dir(), "logged-rank-%d.json" % rank), "w") as f:
-    json.dump(logged, f)
-)PY";
-
-// A script whose hello the monitor refuses: it logs until the client sees the connection closed.
-// With VERSIONS set it is a client of another wire version (a Client made by hand: the module's
-// own stays outside ddpdesk, without DDPDESK_MONITOR).
-const char* kRefusedScript = R"PY(
-import os, sys, time
-from ddpdesk import _client, _env
-env = {"DDPDESK_MONITOR": os.environ["TEST_MONITOR"], "DDPDESK_TOKEN": os.environ["TEST_TOKEN"],
-       "RANK": "0", "WORLD_SIZE": "1"}
-versions = tuple(int(v) for v in os.environ["VERSIONS"].split("..")) if "VERSIONS" in os.environ else None
-c = _client.Client(_env.read(env), versions=versions)
-deadline = time.monotonic() + 60
-n = 0
-while time.monotonic() < deadline and not (c._connect_tried and not c.connected):
-    n += 1
-    c.log(n, 0.5, n, None, None, {})
-    time.sleep(0.01)
-c.close()
-print("trained on" if not c.connected else "still connected", flush=True)
-)PY";
-
-QString script(const char* text) {
-  return QString::fromUtf8(text).replace(QStringLiteral("STEPS"), QString::number(kSteps));
+// The scripts the ranks run (tests/python/ranks/).
+QString rankScript(const char* name) {
+  return QStringLiteral(DDPDESK_PYTHON_TESTS_DIR "/ranks/") + QLatin1String(name);
 }
 
 QJsonObject readJson(const QString& path) {
@@ -121,11 +79,11 @@ class TestPythonClient : public QObject {
     return env;
   }
 
-  static std::unique_ptr<QProcess> startPython(const QString& code,
+  static std::unique_ptr<QProcess> startPython(const QStringList& args,
                                                const QProcessEnvironment& env) {
     auto p = std::make_unique<QProcess>();
     p->setProcessEnvironment(env);
-    p->start(QStringLiteral(DDPDESK_PYTHON3), {QStringLiteral("-c"), code});
+    p->start(QStringLiteral(DDPDESK_PYTHON3), args);
     return p;
   }
 
@@ -194,7 +152,8 @@ class TestPythonClient : public QObject {
     QSignalSpy disconnected(&server, &MetricsServer::peerDisconnected);
     std::unique_ptr<QProcess> ranks[2];
     for (int r = 0; r < 2; ++r)
-      ranks[r] = startPython(script(kRankScript), rankEnv(server, r, 2, token));
+      ranks[r] = startPython({rankScript("logging_rank.py"), QString::number(kSteps)},
+                             rankEnv(server, r, 2, token));
     for (auto& p : ranks) expectFinished(*p);
     QTRY_COMPARE_WITH_TIMEOUT(disconnected.count(), 2, kTimeout);
     store.flush();
@@ -232,7 +191,7 @@ class TestPythonClient : public QObject {
     env.insert(QStringLiteral("TEST_TOKEN"), QStringLiteral("not-the-token"));
     env.remove(QStringLiteral("DDPDESK_MONITOR"));
     env.remove(QStringLiteral("DDPDESK_RUN_DIR"));
-    auto p = startPython(script(kRefusedScript), env);
+    auto p = startPython({rankScript("refused_client.py")}, env);
     QTRY_COMPARE_WITH_TIMEOUT(dropped.count(), 1, kTimeout);
     QCOMPARE(dropped.at(0).at(0).toInt(), -1);
     QCOMPARE(dropped.at(0).at(1).toString(), QStringLiteral("wrong token"));
@@ -257,7 +216,7 @@ class TestPythonClient : public QObject {
     env.insert(QStringLiteral("VERSIONS"), QStringLiteral("2..3"));
     env.remove(QStringLiteral("DDPDESK_MONITOR"));
     env.remove(QStringLiteral("DDPDESK_RUN_DIR"));
-    auto p = startPython(script(kRefusedScript), env);
+    auto p = startPython({rankScript("refused_client.py")}, env);
     QTRY_COMPARE_WITH_TIMEOUT(dropped.count(), 1, kTimeout);
     QCOMPARE(dropped.at(0).at(1).toString(),
              QStringLiteral("rank 0 speaks wire versions 2..3; this monitor reads 1..1"));
