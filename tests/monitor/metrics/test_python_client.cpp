@@ -2,7 +2,8 @@
 // wired as RunController wires them: real python3 processes with the client on PYTHONPATH and the
 // environment a rank gets. The store must hold exactly the losses and scalars each rank's script
 // logged (the script also writes them to a file), odd values and names included; the rank's
-// metrics file must load into a store the same way (what `--attach` reads); a wrong token and a
+// metrics file must load into a store the same way, and a RunFollower (what `--attach` runs) must
+// read ranks that have only a run directory, their endings included; a wrong token and a
 // client of a newer wire version are refused while their scripts train on.
 #include <QDir>
 #include <QFile>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <memory>
 
+#include "follow/run_follower.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
@@ -175,6 +177,49 @@ class TestPythonClient : public QObject {
       QCOMPARE(values(fromFile.gauges().find(r, "grad_norm")->value),
                values(store.gauges().find(r, "grad_norm")->value));
     }
+  }
+
+  // Ranks with a run directory and no monitor (as under srun): what `--attach` follows. One
+  // finishes; the other raises, and its error is its last word.
+  void followerReadsScriptRanks() {
+    QTemporaryDir runDir;
+    QVERIFY(runDir.isValid());
+    RunFollower follower;
+    follower.setPollInterval(50);
+    MetricsStore store;
+    connect(&follower, &RunFollower::messagesReceived, &store,
+            [&](const std::vector<wire::Message>& m, const QByteArray&) { store.ingest(m); });
+    QSignalSpy ended(&follower, &RunFollower::runEnded);
+    QVERIFY(follower.follow(runDir.path()));
+    std::unique_ptr<QProcess> ranks[2];
+    for (int r = 0; r < 2; ++r) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(DDPDESK_PYTHON_DIR));
+      env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
+      env.insert(QStringLiteral("RANK"), QString::number(r));
+      env.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("2"));
+      env.insert(QStringLiteral("DDPDESK_RUN_DIR"), runDir.path());
+      env.remove(QStringLiteral("DDPDESK_MONITOR"));
+      if (r == 1) env.insert(QStringLiteral("FAIL_AT"), QStringLiteral("11"));
+      ranks[r] = startPython({rankScript("logging_rank.py"), QString::number(kSteps)}, env);
+    }
+    QVERIFY(ranks[0]->waitForFinished(kTimeout));
+    QCOMPARE(ranks[0]->exitCode(), 0);
+    QVERIFY(ranks[1]->waitForFinished(kTimeout));
+    QCOMPARE(ranks[1]->exitCode(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(ended.count(), 1, kTimeout);
+    QCOMPARE(follower.world(), 2);
+    QCOMPARE(follower.ranks().at(0).lastWord, QStringLiteral("finished"));
+    QCOMPARE(follower.ranks().at(1).lastWord, QStringLiteral("error"));
+    QCOMPARE(follower.ranks().at(1).error, QStringLiteral("RuntimeError: boom at step 11"));
+    QCOMPARE(follower.counters().malformed, 0);
+    for (int r = 0; r < 2; ++r) {
+      const QJsonObject logged =
+          readJson(runDir.filePath(QStringLiteral("logged-rank-%1.json").arg(r)));
+      QCOMPARE(values(store.rankSeries(r).loss),
+               numbers(logged.value(QStringLiteral("loss")).toArray()));
+    }
+    QCOMPARE(int(store.rankSeries(1).size()), 10);
   }
 
   void wrongTokenIsRefused() {

@@ -1,7 +1,8 @@
 """A rank of a script run for test_python_client: deterministic losses with every digit a double
 has, a learning rate and a gradient norm every step, and on step 7 the bad input (NaN,
 infinities, the largest double, an integer no double holds, odd names, a name longer than the
-wire allows, an empty one). It writes what it logged to <run_dir>/logged-rank-N.json.
+wire allows, an empty one). It writes what it logged to <run_dir>/logged-rank-N.json. With
+FAIL_AT=N in its environment it raises at step N instead (after writing what it logged).
 Usage: logging_rank.py STEPS"""
 
 import json
@@ -16,7 +17,18 @@ steps = int(sys.argv[1])
 rank = ddpdesk.rank()
 rng = random.Random(1234 + rank)
 logged = {"loss": [], "lr": [], "grad_norm": []}
+fail_at = int(os.environ.get("FAIL_AT", "0"))
+
+
+def write_logged():
+    with open(os.path.join(ddpdesk.run_dir(), "logged-rank-%d.json" % rank), "w") as f:
+        json.dump(logged, f)
+
+
 for step in range(1, steps + 1):
+    if step == fail_at:
+        write_logged()
+        raise RuntimeError("boom at step %d" % step)
     loss = rng.random() * 3
     lr = 0.001 * step
     grad = rng.lognormvariate(0, 1)
@@ -28,5 +40,4 @@ for step in range(1, steps + 1):
     logged["loss"].append(loss)
     logged["lr"].append(lr)
     logged["grad_norm"].append(grad)
-with open(os.path.join(ddpdesk.run_dir(), "logged-rank-%d.json" % rank), "w") as f:
-    json.dump(logged, f)
+write_logged()
