@@ -57,7 +57,7 @@ class Client:
         self._names = {}  # gauge name as given -> its encoded JSON string (None: unusable)
         self.dropped_queue = 0  # messages refused at the queue (neither socket nor file got them)
         self.dropped_socket = 0  # messages the monitor did not take in time (the file has them)
-        self.bad_values = 0  # scalars whose value or name could not be sent
+        self.bad_values = 0  # losses and scalars whose value or name could not be sent
         self.stop_requested = False
         self.stop_reason = ""
         self.asked = False  # should_stop() was called at least once
@@ -112,6 +112,8 @@ class Client:
                 self._samples = _wire.integer(samples, self._samples)
         if loss is not None and type(loss) is not float:
             loss = _number(loss)
+            if loss is None:
+                self.bad_values += 1  # no step message: a loss float() refuses
         if global_loss is not None and type(global_loss) is not float:
             global_loss = _number(global_loss)
         for k, v in scalars.items():
@@ -167,7 +169,7 @@ class Client:
             first = "\n"
         self._file = fd
         # The token stays off the disk (the monitor blanks it in what it records, too).
-        self._file_buf.append(first + self._hello("") + "\n")
+        self._file_buf.append((first + self._hello("") + "\n").encode())
         self._write_file()
 
     def _hello(self, token):
@@ -223,14 +225,14 @@ class Client:
         while queue:
             self._encode(queue.popleft(), lines)
         if lines:
-            data = "\n".join(lines) + "\n"
+            data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
             if self._file >= 0:
                 self._file_buf.append(data)
             if self._sock is not None:
                 if len(self._sock_buf) > self._backlog_limit:
                     self.dropped_socket += len(lines)
                 else:
-                    self._sock_buf += data.encode("utf-8", "replace")
+                    self._sock_buf += data
         self._write_file()
         self._send(deadline)
         if self.s.stop_file and not self.stop_requested and os.path.exists(self.s.stop_file):
@@ -286,7 +288,7 @@ class Client:
     def _write_file(self):
         if self._file < 0 or not self._file_buf:
             return
-        data = "".join(self._file_buf).encode("utf-8", "replace")
+        data = b"".join(self._file_buf)
         self._file_buf = []
         view = memoryview(data)
         try:
@@ -390,7 +392,8 @@ class Client:
             self._say("%d message(s) were dropped before they were sent or written (log() was "
                       "called faster than the client could send)" % self.dropped_queue)
         if self.bad_values:
-            self._say("%d scalar(s) had a value or name that could not be sent" % self.bad_values)
+            self._say("%d value(s) could not be sent (float() refused them, or their name was "
+                      "empty)" % self.bad_values)
 
     def after_fork_in_child(self):
         """A forked child (a DataLoader worker) is not the rank: it sends nothing, and closes its

@@ -178,6 +178,7 @@ class Sender(unittest.TestCase):
         c.log(2**70, math.inf, 2**80, -5, math.nan, dict(scalars))
         c.log(float("nan"), Tensor(), float("inf"), None, None, {})
         c.log("7", None, "abc", None, None, {"ok": 1.0})
+        c.log(None, "not a loss", None, None, None, {})
         c.close()
         lines = self.file_lines()  # strict: no NaN or Infinity anywhere
         with open(os.path.join(self.dir, "metrics", "rank-1.jsonl"), "rb") as f:
@@ -212,7 +213,8 @@ class Sender(unittest.TestCase):
         self.assertNotIn("bad", gauges)
         self.assertNotIn("obj", gauges)
         self.assertNotIn("", gauges)
-        self.assertEqual(c.bad_values, 4)  # bad, obj, none, and the empty name
+        self.assertEqual(c.bad_values, 5)  # bad, obj, none, the empty name, "not a loss"
+        self.assertIn("5 value(s) could not be sent", self.err.getvalue())
         # A step given as text still counts; samples that are no number keep the last count.
         ok = [l for l in lines if l["type"] == "gauge" and l["name"] == "ok"]
         self.assertEqual(ok[0]["step"], 7)
