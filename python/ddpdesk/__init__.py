@@ -171,10 +171,10 @@ def _start():
     taken = signals.take()
     _CLIENT = Client(settings)
     if not taken:
-        _CLIENT._say("ddpdesk was imported outside the main thread: SIGTERM and SIGINT keep "
+        _CLIENT._say("imported outside the main thread: SIGTERM and SIGINT keep "
                      "Python's behaviour, and should_stop() sees only the stop file")
     elif late:
-        _CLIENT._say("ddpdesk was imported after %d other thread(s) started: a stop signal may "
+        _CLIENT._say("imported after %d other thread(s) started: a stop signal may "
                      "interrupt one of them mid-computation; put `import ddpdesk` first" % late)
     if settings.stop_file and os.path.exists(settings.stop_file):
         _CLIENT.request_stop("stop requested before this rank started (stop file %s)"
