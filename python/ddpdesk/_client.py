@@ -54,7 +54,11 @@ class Client:
         self._epoch = 0
         self._samples = 0
         self._rates = collections.deque()  # (time, samples) of recent step messages
-        self._names = {}  # gauge name as given -> its encoded JSON string (None: unusable)
+        self._names = {}  # gauge name as given -> its line up to the value ("": unusable)
+        self._step_prefix = (
+            '{"type":"step","rank":%d,' % self.s.rank +
+            '"epoch":%d,"step":%d,"loss":%s,"global_loss":%s,"samples":%d,"lr":%s,"time":%s,'
+            '"samples_per_s":%s}')
         self.dropped_queue = 0  # messages refused at the queue (neither socket nor file got them)
         self.dropped_socket = 0  # messages the monitor did not take in time (the file has them)
         self.bad_values = 0  # losses and scalars whose value or name could not be sent
@@ -242,27 +246,32 @@ class Client:
         rank = self.s.rank
         kind = r[0]
         if kind == "log":
+            # The hot path, by hand: the lines _wire.step() and _wire.gauge() write, from
+            # prefixes kept per rank and per name. Every value is a float or None (log() saw to
+            # it); x - x == 0.0 is false for NaN and infinities alone.
             _, t, step, epoch, loss, global_loss, scalars, samples = r
-            t_json = _wire.number(t)
+            t_json = repr(t)
             if loss is not None:
                 if global_loss is None and self.s.world == 1:
                     global_loss = loss  # one rank: its loss is the global one
-                out_rate = self._rate(t, samples)
-                lr = scalars.get("lr", 0.0)
-                out.append(_wire.step(rank, epoch, step, loss,
-                                      math.nan if global_loss is None else global_loss,
-                                      samples, 0.0 if lr is None else lr, t_json, out_rate))
-            for name, value in scalars.items():
-                enc = self._names.get(name, False)
-                if enc is False:
-                    clean = _wire.gauge_name(name)
-                    enc = None if clean is None else _wire.text(clean)
-                    if len(self._names) < 4096:
-                        self._names[name] = enc
-                if enc is None or value is None:
-                    self.bad_values += 1
-                    continue
-                out.append(_wire.gauge(rank, enc, value, t_json, step))
+                lr = scalars.get("lr")
+                out.append(self._step_prefix % (
+                    epoch, step, repr(loss) if loss - loss == 0.0 else "null",
+                    repr(global_loss) if global_loss is not None and global_loss - global_loss == 0.0
+                    else "null", samples,
+                    repr(lr) if lr is not None and lr - lr == 0.0 else "null" if lr is not None
+                    else "0.0", t_json, repr(self._rate(t, samples))))
+            if scalars:
+                suffix = ',"unit":"","time":%s,"step":%d}' % (t_json, step)
+                names = self._names
+                for name, value in scalars.items():
+                    prefix = names.get(name)
+                    if prefix is None:
+                        prefix = self._gauge_prefix(name)
+                    if not prefix or value is None:
+                        self.bad_values += 1
+                        continue
+                    out.append(prefix + (repr(value) if value - value == 0.0 else "null") + suffix)
         elif kind == "event":
             _, name, path, detail, total, t, step, epoch = r
             out.append(_wire.event(rank, name, epoch, step, t, path=path, detail=detail,
@@ -272,6 +281,16 @@ class Client:
             out.append(_wire.eval_(rank, epoch, step, loss, accuracy, samples, t))
         elif kind == "error":
             out.append(_wire.error(rank, r[1]))
+
+    def _gauge_prefix(self, name):
+        """A gauge line up to its value, for this name ("" when the name is unusable); kept for
+        the first 4,096 names."""
+        clean = _wire.gauge_name(name)
+        prefix = "" if clean is None else '{"type":"gauge","rank":%d,"name":%s,"value":' % (
+            self.s.rank, _wire.text(clean))
+        if len(self._names) < 4096:
+            self._names[name] = prefix
+        return prefix
 
     def _rate(self, t, samples):
         """Global samples/s over about the last second of step messages (0 until two of them;
