@@ -6,6 +6,7 @@
    samples and two scalars every 200 us of other work (median, 99th percentile). Target: under
    5 us. And the whole cost of a record, on both threads (they share the GIL): 50,000 logs back
    to back and close(), which waits until the sender has encoded, written and sent them all.
+   And log() outside ddpdesk, where it does nothing.
 2. A script's step loop with and without logging every step: a small MLP's forward, backward and
    SGD step on CPU with Debian's python3-torch (without torch: 1 ms of Python work per step), in
    alternating runs; the steps/s of each side (best, median) and the spread of the runs without
@@ -48,6 +49,16 @@ ddpdesk.close(drain_s=120)  # until the sender has written and sent every line
 whole = (perf() - t) / n
 print(inside[len(inside) // 2] * 1e6, inside[len(inside) * 99 // 100] * 1e6, whole * 1e6,
       ddpdesk.dropped())
+"""
+
+OUTSIDE = """
+import time, ddpdesk
+assert not ddpdesk.active()
+n = 1000000
+t = time.perf_counter()
+for i in range(n):
+    ddpdesk.log(step=i, loss=0.5, samples=i * 64, lr=0.001, grad_norm=1.5)
+print((time.perf_counter() - t) / n * 1e6)
 """
 
 STEP_LOOP = """
@@ -135,6 +146,9 @@ def main():
                   "every 200 us). Target: under 5 us. Whole cost of a record, both threads (50,000 "
                   "logs back to back, until the sender has written and sent them): %.2f us; %d "
                   "dropped" % (median, p99, whole, dropped))
+            outside_env = {k: v for k, v in env.items() if not k.startswith("DDPDESK_")}
+            print("log() outside ddpdesk (a no-op): %.2f us per call"
+                  % child(OUTSIDE, outside_env)[0])
             with_log, without, cpu_with, cpu_without = [], [], [], []
             for i in range(rounds):
                 for log in ((0, 1) if i % 2 == 0 else (1, 0)):
