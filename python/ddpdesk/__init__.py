@@ -4,7 +4,7 @@
     ...
     for step, batch in enumerate(loader, 1):
         loss = train_step(batch)
-        ddpdesk.log(step=step, loss=loss.item(), samples=step * global_batch, lr=sched.get_last_lr()[0])
+        ddpdesk.log(step=step, loss=loss.item(), samples=step * global_batch, lr=lr)
         if ddpdesk.should_stop():
             save_checkpoint(ddpdesk.run_dir())
             break
@@ -29,8 +29,8 @@ from . import _env
 from . import _signals
 from ._client import Client
 
-__all__ = ["log", "log_eval", "should_stop", "run_dir", "active", "rank", "world_size",
-           "set_total_steps", "checkpoint", "dropped", "close"]
+__all__ = ["log", "log_eval", "should_stop", "request_stop", "run_dir", "active", "rank",
+           "world_size", "set_total_steps", "checkpoint", "dropped", "close"]
 
 _CLIENT = None  # None outside ddpdesk: every function returns at once
 _settings = _env.Settings()
@@ -67,6 +67,15 @@ def should_stop():
         return False
     c.asked = True
     return c.stop_requested
+
+
+def request_stop(reason="stopped with the other ranks"):
+    """Marks this rank as stopping without a signal of its own: its ranks agreed to stop (one of
+    them was asked), or the script decided to. should_stop() becomes true, and the rank ends as
+    stopped, not finished."""
+    c = _CLIENT
+    if c is not None:
+        c.request_stop(str(reason))
 
 
 def run_dir():

@@ -94,6 +94,18 @@ class StopSignals(unittest.TestCase):
         self.assertEqual(p.returncode, 0, err)
         self.assertIn(("stopped", "stop requested (stop file %s)" % stop), self.events())
 
+    def test_stop_on_the_other_ranks_vote(self):
+        rc, out, err = run("""
+            import ddpdesk
+            ddpdesk.log(step=1, loss=0.5)
+            assert not ddpdesk.should_stop()
+            ddpdesk.request_stop()
+            assert ddpdesk.should_stop()
+        """, **self.env)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.events()[-2:], [("stopping", "stopped with the other ranks"),
+                                              ("stopped", "stopped with the other ranks")])
+
     def test_stop_file_before_the_rank_starts(self):
         stop = os.path.join(self.tmp.name, "stop-requested")
         open(stop, "w").close()
