@@ -114,6 +114,23 @@ class Sender(unittest.TestCase):
         self.assertEqual(c.dropped(), 0)
         self.assertEqual(self.err.getvalue(), "")
 
+    def test_hot_path_writes_what_the_wire_module_writes(self):
+        # The sender builds step and gauge lines by hand (the hot path); _wire's functions are
+        # the reference for the same values.
+        c = self.client(run_dir=self.dir)
+        c.log(3, 0.1 + 0.2, 192, 2, math.inf, {"lr": 1e-3, "g n": math.nan})
+        c.close()
+        step, lr, gn = self.file_lines()[2:5]
+        t = _wire.number(step["time"])
+        self.assertEqual(json.loads(_wire.step(1, 2, 3, 0.1 + 0.2, math.inf, 192, 1e-3, t, 0.0)),
+                         step)
+        self.assertEqual(json.loads(_wire.gauge(1, _wire.text("lr"), 1e-3, t, 3)), lr)
+        self.assertEqual(json.loads(_wire.gauge(1, _wire.text("g n"), math.nan, t, 3)), gn)
+        with open(os.path.join(self.dir, "metrics", "rank-1.jsonl")) as f:
+            raw = f.read().splitlines()
+        self.assertEqual(raw[2], _wire.step(1, 2, 3, 0.1 + 0.2, math.inf, 192, 1e-3, t, 0.0))
+        self.assertEqual(raw[3], _wire.gauge(1, _wire.text("lr"), 1e-3, t, 3))
+
     def test_single_rank_loss_is_the_global_loss(self):
         c = self.client(run_dir=self.dir, rank=0, world=1)
         c.log(1, 0.25, 8, None, None, {})
