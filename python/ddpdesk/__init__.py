@@ -44,7 +44,7 @@ def log(step=None, loss=None, samples=None, *, epoch=None, global_loss=None, **s
     have); samples: global samples trained so far (default: as last given); epoch: from 0;
     global_loss: the loss over every rank, when the script computes it (a single rank's loss is
     its global loss). A call without loss sends only the scalars. Every other keyword is a
-    scalar of its own (lr=..., grad_norm=..., tokens_per_s=...), charted per rank by name.
+    scalar of its own (lr=..., grad_norm=..., tokens_per_s=...): a series per rank and name.
     NaN and infinities are sent as gaps (null); a value float() refuses is skipped and counted."""
     c = _CLIENT
     if c is not None:

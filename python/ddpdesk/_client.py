@@ -19,8 +19,8 @@ from . import _wire
 QUEUE_LIMIT = 1 << 16  # records (one log() call each), as the worker's 65,536 messages
 SOCKET_BACKLOG = 8 << 20  # bytes written but not yet taken by the monitor
 WAKE_S = 0.05  # the sender thread's round: lag to the charts, and how often a stop file is seen
-DRAIN_S = 2.0
-RATE_WINDOW_S = 1.0  # samples/s is measured over about this much time  # at exit, how long the queue may take to reach the monitor
+DRAIN_S = 2.0  # at exit, how long the queue may take to reach the monitor
+RATE_WINDOW_S = 1.0  # samples/s is measured over about this much time
 INT32_MAX = 2**31 - 1
 INT64_MIN, INT64_MAX = _wire.INT64_MIN, _wire.INT64_MAX
 
@@ -257,8 +257,9 @@ class Client:
                 lr = scalars.get("lr")
                 out.append(self._step_prefix % (
                     epoch, step, repr(loss) if loss - loss == 0.0 else "null",
-                    repr(global_loss) if global_loss is not None and global_loss - global_loss == 0.0
-                    else "null", samples,
+                    repr(global_loss)
+                    if global_loss is not None and global_loss - global_loss == 0.0 else "null",
+                    samples,
                     repr(lr) if lr is not None and lr - lr == 0.0 else "null" if lr is not None
                     else "0.0", t_json, repr(self._rate(t, samples))))
             if scalars:

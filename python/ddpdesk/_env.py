@@ -76,6 +76,7 @@ def read(env):
     s.rank, s.world = rank, world
     device = env.get("DDPDESK_DEVICE", "") or "cpu"
     if device not in ("cpu", "cuda"):
-        raise BadEnvironment("invalid environment DDPDESK_DEVICE='%s': must be cpu or cuda" % device)
+        raise BadEnvironment(
+            "invalid environment DDPDESK_DEVICE='%s': must be cpu or cuda" % device)
     s.device = "cuda:%d" % s.local_rank if device == "cuda" else "cpu"
     return s

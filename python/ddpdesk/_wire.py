@@ -70,7 +70,8 @@ def hello(token, rank, world, pid, host, device):
     return (
         '{"type":"hello","v":%d,"v_min":%d,"v_max":%d,"token":%s,"rank":%d,"world":%d,'
         '"pid":%d,"host":%s,"device":%s}'
-        % (VERSION, MIN_VERSION, MAX_VERSION, text(token), rank, world, pid, text(host), text(device))
+        % (VERSION, MIN_VERSION, MAX_VERSION, text(token), rank, world, pid, text(host),
+           text(device))
     )
 
 

@@ -70,7 +70,8 @@ try:
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
     def step():

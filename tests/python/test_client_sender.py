@@ -108,7 +108,8 @@ class Sender(unittest.TestCase):
                          [("lr", 0.01, 1), ("grad_norm", 2.0, 1)])
         self.assertEqual((lines[5]["step"], lines[5]["samples"]), (2, 128))
         self.assertEqual((lines[6]["name"], lines[6]["step"]), ("tokens_per_s", 3))
-        self.assertEqual((lines[7]["loss"], lines[7]["accuracy"], lines[7]["step"]), (0.4, 0.875, 3))
+        self.assertEqual((lines[7]["loss"], lines[7]["accuracy"], lines[7]["step"]),
+                         (0.4, 0.875, 3))
         self.assertEqual((lines[8]["event"], lines[8]["path"]), ("checkpoint", "/x/ck.pt"))
         self.assertEqual(lines[9]["event"], "finished")
         self.assertEqual(c.dropped(), 0)
@@ -156,7 +157,8 @@ class Sender(unittest.TestCase):
     def test_half_line_left_by_a_killed_rank_is_ended(self):
         os.makedirs(os.path.join(self.dir, "metrics"))
         with open(os.path.join(self.dir, "metrics", "rank-1.jsonl"), "w") as f:
-            f.write('{"type":"hello","v":1,"token":"","rank":1,"world":2,"pid":1,"host":"h","device":"cpu"}\n{"type":"st')
+            f.write('{"type":"hello","v":1,"token":"","rank":1,"world":2,"pid":1,"host":"h",'
+                    '"device":"cpu"}\n{"type":"st')
         c = self.client(run_dir=self.dir)
         c.close()
         with open(os.path.join(self.dir, "metrics", "rank-1.jsonl")) as f:
@@ -187,7 +189,8 @@ class Sender(unittest.TestCase):
             def __float__(self):
                 return 0.125
 
-        scalars = {"nan": math.nan, "inf": math.inf, "ninf": -math.inf, "big": 1.7976931348623157e308,
+        scalars = {"nan": math.nan, "inf": math.inf, "ninf": -math.inf,
+                   "big": 1.7976931348623157e308,
                    "bigint": 10**400, "tiny": 5e-324, "neg0": -0.0, "flag": True,
                    "tensor": Tensor(), "text": "0.5", "bad": "abc", "obj": object(), "none": None,
                    "": 1.0, "x" * 300: 2.0, "é" * 100: 3.0, "lone\ud800": 4.0,

@@ -123,7 +123,8 @@ class StopSignals(unittest.TestCase):
             names = [t.name for t in threading.enumerate()]
             assert "ddpdesk-signals" in names, names
             masks = []
-            t = threading.Thread(target=lambda: masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+            t = threading.Thread(
+                target=lambda: masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
             t.start(); t.join()
             assert {signal.SIGTERM, signal.SIGINT} <= masks[0], masks
             assert {signal.SIGTERM, signal.SIGINT} <= signal.pthread_sigmask(signal.SIG_BLOCK, [])
@@ -174,7 +175,8 @@ class StopSignals(unittest.TestCase):
                 "import ddpdesk, signal, time; assert not ddpdesk.active(); "
                 "assert ddpdesk.run_dir() is not None; "
                 "assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, []); "
-                "print('child ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+                "print('child ready', flush=True); time.sleep(60)"],
+                stdout=subprocess.PIPE, text=True)
             assert child.stdout.readline().strip() == "child ready"
             child.send_signal(signal.SIGTERM)
             print(child.wait(), flush=True)
