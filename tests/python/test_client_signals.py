@@ -2,16 +2,27 @@
 in every thread started after the import and taken by one thread of the client's; the first sets
 should_stop() and the script ends by itself, a second exits at once (128 + the signal), a script
 that never asks is ended by the first. The stop file asks too. A forked child (a DataLoader
-worker) and a process the rank execs that imports ddpdesk get Python's behaviour back."""
+worker: torch's own, with num_workers=2) and a process the rank execs that imports ddpdesk get
+Python's behaviour back."""
 
-import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
 from client_test_util import run, start, strict_lines
+
+def alive(pid):
+    """Whether a process runs (a zombie does not: its reaper is init, outside the test)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
 
 # A rank's loop: it says "ready" once it asked should_stop() (or, with ASK=0, once it logged).
 LOOP = """
@@ -187,6 +198,46 @@ class StopSignals(unittest.TestCase):
         lines = strict_lines(os.path.join(self.tmp.name, "metrics", "rank-0.jsonl"))
         self.assertEqual(len([l for l in lines if l["type"] == "hello"]), 1)
 
+    def test_dataloader_workers_end_with_the_rank(self):
+        # A DataLoader with two forked workers: the rank stops on SIGTERM and its workers, which
+        # got Python's signal behaviour back when forked, are gone when it exits.
+        if subprocess.run([sys.executable, "-c", "import torch"],
+                          capture_output=True).returncode != 0:
+            self.skipTest("needs python3-torch")
+        p = start("""
+            import ddpdesk
+            import os, torch
+            from torch.utils.data import DataLoader, TensorDataset
+            data = TensorDataset(torch.randn(100000, 8))
+            loader = DataLoader(data, batch_size=4, num_workers=2)
+            n = 0
+            for (x,) in loader:
+                n += 1
+                if n == 1:
+                    kids = open("/proc/self/task/%d/children" % os.getpid()).read().split()
+                    print("ready", *kids, flush=True)
+                if ddpdesk.should_stop():
+                    break
+            del loader
+            print("stopped", n, flush=True)
+        """, **self.env)
+        line = p.stdout.readline().split()
+        self.assertEqual(line[0], "ready")
+        workers = [int(pid) for pid in line[1:]]
+        self.assertEqual(len(workers), 2)
+        for w in workers:  # the block lifted in the forked workers: SIGTERM ends them as before
+            with open("/proc/%d/status" % w) as f:
+                blocked = int([l for l in f if l.startswith("SigBlk:")][0].split()[1], 16)
+            self.assertEqual(blocked & (1 << (signal.SIGTERM - 1) | 1 << (signal.SIGINT - 1)), 0)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("stopped", out)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
+            time.sleep(0.1)
+        self.assertFalse(any(alive(w) for w in workers), workers)
+
     def test_uncaught_exception_is_the_ranks_error(self):
         rc, out, err = run("""
             import ddpdesk
@@ -207,12 +258,10 @@ class StopSignals(unittest.TestCase):
                               "0 to 1048576\n")
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "metrics")))
 
-    @unittest.skipUnless(os.path.exists("/usr/bin/python3"), "needs Debian's python3")
     def test_torch_threads_inherit_the_block(self):
         # Debian's python3-torch: its intra-op threads start after the import and never receive
         # the signal; the script stops by itself in the middle of matrix products.
-        import subprocess
-        if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+        if subprocess.run([sys.executable, "-c", "import torch"],
                           capture_output=True).returncode != 0:
             self.skipTest("needs python3-torch")
         p = start("""
