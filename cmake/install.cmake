@@ -25,12 +25,17 @@ if(TARGET ddpdesk)
   install(FILES ${_presets} DESTINATION ${CMAKE_INSTALL_DATADIR}/ddpdesk/presets)
 endif()
 
+# The licence: GPL-3.0-or-later (LICENSE), since the window links QCustomPlot, which is GPL-3.0.
+# Debian's place for it is /usr/share/doc/<package>/copyright, in the machine-readable format.
+install(FILES ${PROJECT_SOURCE_DIR}/resources/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 # Debian package: `cpack -G DEB` in the build directory (README: "Install as a package").
 # Depends names the Debian packages that own the libraries the binaries link (checked against
 # `dpkg -S` of their DT_NEEDED entries by tests/install/test_package.sh) plus what Qt needs at
 # run time without linking it (the xcb platform plugin) and the BLAS LibTorch should use.
 set(CPACK_PACKAGE_NAME ddpdesk)
 set(CPACK_PACKAGE_VENDOR ddpdesk)
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_CONTACT "ddpdesk maintainers <ddpdesk@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "desktop launcher and live monitor for data-parallel training (LibTorch, Qt 6)")
