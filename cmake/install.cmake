@@ -29,7 +29,7 @@ endif()
 # Debian's place for it is /usr/share/doc/<package>/copyright, in the machine-readable format.
 install(FILES ${PROJECT_SOURCE_DIR}/resources/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
-# Debian package: `cpack -G DEB` in the build directory (README: "Install as a package").
+# Debian package: `cpack -G DEB` in the build directory (README: "Install as a desktop application").
 # Depends names the Debian packages that own the libraries the binaries link (checked against
 # `dpkg -S` of their DT_NEEDED entries by tests/install/test_package.sh) plus what Qt needs at
 # run time without linking it (the xcb platform plugin) and the BLAS LibTorch should use.
