@@ -31,12 +31,17 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ddpdesk
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ddpdesk/python
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
-# Debian package: `cpack -G DEB` in the build directory (README: "Install as a package").
+# The licence: GPL-3.0-or-later (LICENSE), since the window links QCustomPlot, which is GPL-3.0.
+# Debian's place for it is /usr/share/doc/<package>/copyright, in the machine-readable format.
+install(FILES ${PROJECT_SOURCE_DIR}/resources/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# Debian package: `cpack -G DEB` in the build directory (README: "Install as a desktop application").
 # Depends names the Debian packages that own the libraries the binaries link (checked against
 # `dpkg -S` of their DT_NEEDED entries by tests/install/test_package.sh) plus what Qt needs at
 # run time without linking it (the xcb platform plugin) and the BLAS LibTorch should use.
 set(CPACK_PACKAGE_NAME ddpdesk)
 set(CPACK_PACKAGE_VENDOR ddpdesk)
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGE_CONTACT "ddpdesk maintainers <ddpdesk@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "desktop launcher and live monitor for data-parallel training (LibTorch, Qt 6)")

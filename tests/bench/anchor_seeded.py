@@ -1,5 +1,6 @@
-"""The fmnist anchor (../shared/anchors/fmnist_ddp.py) with its seed taken from ANCHOR_SEED and
-the first two optimizer steps' losses (mean over ranks) printed by rank 0, for bench_accuracy.sh.
+"""The fmnist Python reference (tests/bench/reference/fmnist_ddp.py) with its seed taken from
+ANCHOR_SEED and the first two optimizer steps' losses (mean over ranks) printed by rank 0, for
+bench_accuracy.sh.
 
 The anchor's own text runs, changed only where listed below; a change that no longer applies
 (the anchor edited) stops this with a one-line reason instead of running something else.

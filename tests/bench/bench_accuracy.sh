@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 worker=${DDPDESK_WORKER:-$root/${DDPDESK_BUILD_DIR:-build}/app/ddpdesk-worker}
-anchors=${DDPDESK_ANCHORS:-$root/../shared/anchors}
+anchors=$root/tests/bench/reference
 seeds=${1:-10}
 [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "bench: seeds must be a positive whole number, got '$seeds'"; exit 2; }
 [ -x "$worker" ] || { echo "bench: no worker at $worker (build first: scripts/build.sh)"; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Engine throughput against the Python references in ../shared/anchors, side by side in one run,
+# Engine throughput against the Python references in tests/bench/reference, side by side in one run,
 # same settings, same BLAS, OMP_NUM_THREADS=1 for both. Builds nothing: uses an existing build.
 #   tests/bench/bench_engine.sh [rounds]     (env: DDPDESK_BUILD_DIR, default build)
 # Prints samples/s for both and the ratio; the best of `rounds` runs (default 2) each, since this
@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 worker=${DDPDESK_WORKER:-$root/${DDPDESK_BUILD_DIR:-build}/app/ddpdesk-worker}
-anchors=${DDPDESK_ANCHORS:-$root/../shared/anchors}
+anchors=$root/tests/bench/reference
 rounds=${1:-2}
 [ -x "$worker" ] || { echo "bench: no worker at $worker (build first: scripts/build.sh)"; exit 1; }
 [ -d "$anchors" ] || { echo "bench: no Python anchors at $anchors"; exit 1; }

@@ -17,9 +17,12 @@ deb=$(ls "$stage"/out/ddpdesk_*.deb) || fail "no .deb in $stage/out"
 dpkg-deb --contents "$deb" >"$stage/contents"
 for f in ./usr/bin/ddpdesk ./usr/bin/ddpdesk-worker ./usr/share/applications/ddpdesk.desktop \
   ./usr/share/icons/hicolor/scalable/apps/ddpdesk.svg ./usr/share/ddpdesk/presets/fmnist-mlp-2cpu.json \
-  ./usr/share/ddpdesk/python/ddpdesk/__init__.py ./usr/share/ddpdesk/python/ddpdesk/_client.py; do
+  ./usr/share/ddpdesk/python/ddpdesk/__init__.py ./usr/share/ddpdesk/python/ddpdesk/_client.py \
+  ./usr/share/doc/ddpdesk/copyright; do
   grep -q " $f\$" "$stage/contents" || fail "$f not in the package"
 done
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/ddpdesk/copyright | grep -q '^License: GPL-3+$' ||
+  fail "the package's copyright file does not name GPL-3+"
 depends=$(dpkg-deb -f "$deb" Depends)
 dpkg-deb -f "$deb" Recommends | grep -qw dataset-fashion-mnist || fail "Recommends lacks dataset-fashion-mnist"
 echo "Depends: $depends"

@@ -1,4 +1,5 @@
 // The "Copy launch command" builders: torchrun and srun lines for a RunSpec.
+#include <QProcess>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@ class TestLaunchCommand : public QObject {
     RunSpec s;
     s.nproc = 4;
     QCOMPARE(torchrunCommand(s),
-             QStringLiteral("torchrun --no-python --nnodes 1 --nproc-per-node 4 ddpdesk-worker "
+             QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 4 ddpdesk-worker "
                             "--task seed --device cpu --batch-size 4 --accum-steps 1 --epochs 1 "
                             "--lr 0.001 --seed 0"));
   }
@@ -34,7 +35,7 @@ class TestLaunchCommand : public QObject {
     s.name = "my run";
     const QString cmd = torchrunCommand(s, QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"));
     QCOMPARE(cmd,
-             QStringLiteral("torchrun --no-python --nnodes 1 --nproc-per-node 2 "
+             QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 2 "
                             "/opt/ddpdesk/bin/ddpdesk-worker --task fmnist-mlp --device cpu "
                             "--batch-size 64 --accum-steps 4 --epochs 3 --lr 0.0005 "
                             "--weight-decay 0.01 --seed 0 --dataset-size 12000 --log-interval 10 "
@@ -53,6 +54,62 @@ class TestLaunchCommand : public QObject {
     QVERIFY(srunCommand(s).contains(
         QLatin1String("srun --nodes 1 --ntasks 8 --gres=gpu:8 ddpdesk-worker --task seed "
                       "--device cuda")));
+  }
+
+  void aSlurmSpecGivesItsNodesAndRanksPerNode() {
+    RunSpec s;
+    s.task = "fmnist-cnn";
+    s.device = "cuda";
+    s.launcher = "slurm";
+    s.slurm_nodes = 2;
+    s.slurm_tasks_per_node = 4;
+    s.nproc = 1;  // the local field: not what a Slurm spec runs
+    QVERIFY(torchrunCommand(s).startsWith(
+        QLatin1String("torchrun --no_python --nnodes 2 --node_rank \"$NODE_RANK\" --master_addr "
+                      "\"$MASTER_ADDR\" --nproc_per_node 4 ddpdesk-worker --task fmnist-cnn "
+                      "--device cuda")));
+    QVERIFY(srunCommand(s).startsWith(
+        QLatin1String("srun --nodes 2 --ntasks 8 --ntasks-per-node 4 --gres=gpu:4 "
+                      "ddpdesk-worker --task fmnist-cnn --device cuda")));
+    QVERIFY(!workerArguments(s).contains(QLatin1String("--launcher")));
+  }
+
+  void theTorchrunLineParsesWithDebiansTorchrun() {
+    // The line as a user pastes it into a shell, with `torchrun` standing for Debian's
+    // torch.distributed.run (what test_torchrun drives): its own argument parser must take
+    // every flag, hand the worker its words unchanged, and read the node shape from the spec.
+    if (QProcess::execute(QStringLiteral("/usr/bin/python3"),
+                          {QStringLiteral("-c"), QStringLiteral("import torch.distributed.run")}) !=
+        0)
+      QSKIP("needs Debian's python3-torch");
+    RunSpec s;
+    s.task = "fmnist-mlp";
+    s.launcher = "slurm";
+    s.slurm_nodes = 3;
+    s.slurm_tasks_per_node = 2;
+    s.name = "it's mine";
+    const QString parse = QStringLiteral(
+        "import json, sys\n"
+        "from torch.distributed.run import get_args_parser\n"
+        "a = get_args_parser().parse_args(sys.argv[1:])\n"
+        "print(json.dumps([a.nnodes, a.node_rank, a.master_addr, a.nproc_per_node, a.no_python,"
+        " a.training_script] + a.training_script_args))\n");
+    QProcess sh;
+    sh.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PARSE"), parse);
+    sh.setProcessEnvironment(env);
+    sh.start(QStringLiteral("/bin/sh"),
+             {QStringLiteral("-c"),
+              QStringLiteral("torchrun() { exec /usr/bin/python3 -c \"$PARSE\" \"$@\"; }\n"
+                             "NODE_RANK=1 MASTER_ADDR=node0\n") +
+                  torchrunCommand(s)});
+    QVERIFY(sh.waitForFinished(120000));
+    QCOMPARE(sh.exitCode(), 0);
+    const auto got = nlohmann::json::parse(sh.readAllStandardOutput().toStdString());
+    nlohmann::json want = {"3", 1, "node0", "2", true, "ddpdesk-worker"};
+    for (const QString& a : workerArguments(s)) want.push_back(a.toStdString());
+    QCOMPARE(QString::fromStdString(got.dump()), QString::fromStdString(want.dump()));
   }
 
   void quoting() {

@@ -59,6 +59,13 @@ int runCompareHeadless(int argc, char** argv) {
                  "x of either curve in the common range) or exact (shared x only)");
   cli.add_option("--tag", tag, "the series of a TensorBoard log to compare (default: its loss)");
   cli.add_option("--csv", csv, "also write the table as CSV to this file");
+  // `ddpdesk --headless --compare --help`, as both help texts tell: CLI11 would take --help as
+  // the directory --compare requires and answer that no such run exists.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::cout << cli.help();
+      return 0;
+    }
   if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
   QCoreApplication app(argc, argv);
 

@@ -14,14 +14,17 @@ namespace ddpdesk {
 // workerArguments(spec) (worker_arguments.h), each word quoted for a shell where it needs it.
 QStringList quotedWorkerArguments(const RunSpec& spec);
 
-// `torchrun --no-python --nnodes 1 --nproc-per-node N <worker> --task ... --batch-size ...`
+// `torchrun --no_python --nnodes 1 --nproc_per_node N <worker> --task ... --batch-size ...`. The
+// nodes and ranks per node are a Slurm spec's slurm_nodes and slurm_tasks_per_node (else one node
+// of nproc); with more than one node the line adds `--node_rank "$NODE_RANK" --master_addr
+// "$MASTER_ADDR"`, to be run on every node with those two set.
 QString torchrunCommand(const RunSpec& spec,
                         const QString& worker = QStringLiteral("ddpdesk-worker"));
 
-// `srun --nodes 1 --ntasks N [--gres=gpu:N] <worker> ...`
-// The worker derives MASTER_ADDR/MASTER_PORT from the allocation (see rank_env.h). Every
-// task sees all N GPUs (--gres, not --gpus-per-task) because the worker picks its device from
-// SLURM_LOCALID.
+// `srun --nodes M --ntasks M*N [--ntasks-per-node N] [--gres=gpu:N] <worker> ...` (the same nodes
+// and ranks per node as torchrunCommand). The worker derives MASTER_ADDR/MASTER_PORT from the
+// allocation (see rank_env.h). Every task sees its node's N GPUs (--gres, not --gpus-per-task)
+// because the worker picks its device from SLURM_LOCALID.
 QString srunCommand(const RunSpec& spec, const QString& worker = QStringLiteral("ddpdesk-worker"));
 
 }  // namespace ddpdesk
