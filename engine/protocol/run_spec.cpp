@@ -231,6 +231,8 @@ std::vector<FieldError> validate(const RunSpec& spec) {
       out.push_back(
           {"train_data", "", "is required with task script: a .safetensors or torch.save file"});
   }
+  if (task && task->python_script && spec.script.empty())
+    out.push_back({"script", "", "is required with task python: the training script to run"});
   if (out.empty() && spec.dataset_size > 0 &&
       spec.dataset_size < static_cast<std::int64_t>(spec.world_size())) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),
@@ -258,6 +260,10 @@ std::vector<FieldError> validate_gpus(const RunSpec& spec, int ranks_here, int g
 
 std::vector<FieldError> validate_for_worker(const RunSpec& spec) {
   std::vector<FieldError> out;
+  if (const TaskInfo* t = find_task(spec.task); t && t->python_script)
+    out.push_back({"task", spec.task,
+                   "runs your Python script as the ranks: start it with ddpdesk (or torchrun), "
+                   "not ddpdesk-worker"});
   if (spec.tensorboard && spec.run_dir.empty())
     out.push_back({"tensorboard", "1",
                    "needs a run directory (run_dir): the event files go to <run_dir>/tb"});

@@ -18,7 +18,8 @@ constexpr int kMaxLocalRanks = 64;
 constexpr std::int64_t kFmnistTrainImages = 60000;
 
 struct RunSpec {
-  std::string task = "seed";   // one of task_catalog(): seed | fmnist-mlp | fmnist-cnn | script
+  std::string task =
+      "seed";  // one of task_catalog(): seed | fmnist-mlp | fmnist-cnn | script | python
   std::string device = "cpu";  // cpu | cuda
   int nproc = 1;               // ranks on this machine (monitor / headless only)
   int batch_size = 4;          // per rank, per micro-step
@@ -47,6 +48,13 @@ struct RunSpec {
   std::string loss = "cross_entropy";  // cross_entropy | mse | bce | model
   std::string input_name = "inputs";
   std::string target_name = "targets";
+  // The user's Python training script (task "python"): started as the ranks are, with
+  // torchrun's environment (docs/python-scripts.md). script_args is split as a shell would
+  // (quotes group words) and its {placeholders} (script_placeholders()) filled from the spec.
+  std::string script;       // the .py file
+  std::string script_args;  // e.g. "--epochs {epochs} --bs {batch_size}"
+  std::string python;       // the interpreter; empty: python3 on PATH
+  std::string workdir;      // the ranks' working directory; empty: the run directory
   // Who starts the ranks: "local" (processes on this machine, nproc of them) or "slurm" (a batch
   // job of slurm_nodes x slurm_tasks_per_node ranks, submitted with sbatch; docs/cluster.md).
   std::string launcher = "local";
@@ -136,8 +144,9 @@ const std::vector<FieldInfo>& run_spec_fields();
 struct TaskInfo {
   const char* name;
   const char* description;
-  bool classification;  // reports accuracy (for "script": decided by the loss)
-  bool user_files;      // trains the user's model and data files (model, train_data, ...)
+  bool classification;         // reports accuracy (for "script": decided by the loss)
+  bool user_files;             // trains the user's model and data files (model, train_data, ...)
+  bool python_script = false;  // the ranks run the user's Python script, not ddpdesk-worker
 };
 const std::vector<TaskInfo>& task_catalog();
 const TaskInfo* find_task(const std::string& name);
@@ -147,6 +156,15 @@ const std::vector<std::string>& known_tasks();  // the catalog's names, in order
 const std::vector<std::string>& known_losses();
 // Fields that only the user's task reads (shown by the GUI only for it).
 bool is_user_task_field(const std::string& key);
+// Fields of the Python-script task (script, script_args, python, workdir): shown by the GUI only
+// for it, never passed to ddpdesk-worker.
+bool is_script_field(const std::string& key);
+// The placeholders script_args may hold, without braces, in the order the docs list them:
+// batch_size, accum_steps, epochs, lr, seed, nproc, run_dir, resume.
+const std::vector<std::string>& script_placeholders();
+// The first {name} in `text` that is no placeholder, with its braces ("{bogus}"); empty when
+// every one is known. A brace that opens no {name} is left to the script ("{", "{}", "{1,2}").
+std::string unknown_placeholder(const std::string& text);
 // Fields that say how the ranks are launched (launcher, slurm_*): the monitor reads them, the
 // worker's command line never needs them.
 bool is_launcher_field(const std::string& key);

@@ -67,7 +67,8 @@ std::string integer_range_text(std::int64_t lo, std::int64_t hi) {
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = {
-      {"task", Kind::Text, "seed | fmnist-mlp | fmnist-cnn | script (your TorchScript model)",
+      {"task", Kind::Text,
+       "seed | fmnist-mlp | fmnist-cnn | script (your TorchScript model) | python (your script)",
        [](const RunSpec& s) { return json(s.task); },
        [](RunSpec& s, const json& v) { s.task = v.get<std::string>(); },
        [](const RunSpec& s) -> std::string {
@@ -157,6 +158,24 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) { return json(s.target_name); },
        [](RunSpec& s, const json& v) { s.target_name = v.get<std::string>(); },
        [](const RunSpec& s) { return check_tensor_name(s.target_name); }},
+      TEXT_FIELD(script, "script", "task python: your training script (.py), run as every rank"),
+      {"script_args", Kind::Text,
+       "task python: the script's arguments; {batch_size} {accum_steps} {epochs} {lr} {seed} "
+       "{nproc} {run_dir} {resume} are filled in",
+       [](const RunSpec& s) { return json(s.script_args); },
+       [](RunSpec& s, const json& v) { s.script_args = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         const std::string bad = unknown_placeholder(s.script_args);
+         if (bad.empty()) return {};
+         std::string known;
+         for (const auto& p : script_placeholders())
+           known += (known.empty() ? "{" : " {") + p + "}";
+         return "has the unknown placeholder " + bad + " (known: " + known + ")";
+       }},
+      TEXT_FIELD(python, "python",
+                 "task python: the Python interpreter (empty: python3 on PATH, e.g. a venv's)"),
+      TEXT_FIELD(workdir, "workdir",
+                 "task python: the ranks' working directory (empty: the run directory)"),
       {"launcher", Kind::Text, "local (processes on this machine) | slurm (an sbatch job)",
        [](const RunSpec& s) { return json(s.launcher); },
        [](RunSpec& s, const json& v) { s.launcher = v.get<std::string>(); },

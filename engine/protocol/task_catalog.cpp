@@ -1,7 +1,9 @@
-// The one table of tasks and the user task's vocabulary (declared in run_spec.h, where the
-// RunSpec that names them is): task_catalog, find_task, known_tasks, known_losses and the
-// user task's fields.
+// The one table of tasks and the user tasks' vocabulary (declared in run_spec.h, where the
+// RunSpec that names them is): task_catalog, find_task, known_tasks, known_losses, the user
+// task's and the Python script's fields, and the script's placeholders.
 #include "run_spec.h"
+
+#include <cctype>
 
 namespace ddpdesk {
 
@@ -11,6 +13,8 @@ const std::vector<TaskInfo>& task_catalog() {
       {"fmnist-mlp", "Fashion-MNIST, 784-512-256-10 MLP", true, false},
       {"fmnist-cnn", "Fashion-MNIST, two conv layers + two linear", true, false},
       {"script", "your TorchScript model on your tensor data", false, true},
+      {"python", "your Python DDP training script, started as torchrun starts it", false, false,
+       true},
   };
   return tasks;
 }
@@ -38,6 +42,33 @@ const std::vector<std::string>& known_losses() {
 bool is_user_task_field(const std::string& key) {
   return key == "model" || key == "train_data" || key == "eval_data" || key == "loss" ||
          key == "input_name" || key == "target_name";
+}
+
+bool is_script_field(const std::string& key) {
+  return key == "script" || key == "script_args" || key == "python" || key == "workdir";
+}
+
+const std::vector<std::string>& script_placeholders() {
+  static const std::vector<std::string> names = {"batch_size", "accum_steps", "epochs",  "lr",
+                                                 "seed",       "nproc",       "run_dir", "resume"};
+  return names;
+}
+
+std::string unknown_placeholder(const std::string& text) {
+  for (std::size_t open = text.find('{'); open != std::string::npos;
+       open = text.find('{', open + 1)) {
+    std::size_t end = open + 1;
+    while (end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    if (end == open + 1 || end >= text.size() || text[end] != '}') continue;
+    if (!std::isalpha(static_cast<unsigned char>(text[open + 1]))) continue;
+    const std::string name = text.substr(open + 1, end - open - 1);
+    bool known = false;
+    for (const auto& p : script_placeholders()) known = known || p == name;
+    if (!known) return "{" + name + "}";
+  }
+  return {};
 }
 
 }  // namespace ddpdesk

@@ -61,7 +61,8 @@ bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 TEST(Tasks, EveryCatalogTaskHasAnImplementation) {
-  for (const auto& t : task_catalog()) EXPECT_TRUE(has_task_implementation(t.name)) << t.name;
+  for (const auto& t : task_catalog())
+    EXPECT_EQ(has_task_implementation(t.name), !t.python_script) << t.name;
   EXPECT_FALSE(has_task_implementation("resnet"));
 }
 

@@ -17,6 +17,41 @@ class TestRunSpec : public QObject {
  private Q_SLOTS:
   void defaultsAreValid() { QVERIFY(validate(RunSpec{}).empty()); }
 
+  // Task python: the script is required, script_args' placeholders are known ones, and the
+  // worker (which cannot run a script) refuses the task in one line.
+  void pythonScriptFields() {
+    RunSpec s;
+    s.task = "python";
+    auto errors = validate(s);
+    QCOMPARE(int(errors.size()), 1);
+    QCOMPARE(QString::fromStdString(format_error(errors[0], Spelling::Flag)),
+             QStringLiteral("invalid --script '': is required with task python: the training "
+                            "script to run"));
+    s.script = "train.py";
+    s.script_args = "--bs {batch_size} --x {bogus} {run_dir} {} {1,2} { {";
+    errors = validate(s);
+    QCOMPARE(int(errors.size()), 1);
+    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("script_args"));
+    QVERIFY2(QString::fromStdString(errors[0].allowed)
+                 .startsWith(QStringLiteral("has the unknown placeholder {bogus} (known: "
+                                            "{batch_size} {accum_steps} {epochs} {lr}")),
+             errors[0].allowed.c_str());
+    s.script_args =
+        "--bs {batch_size} {accum_steps} {epochs} {lr} {seed} {nproc} {run_dir} "
+        "{resume} {} {1,2} {";
+    QVERIFY(validate(s).empty());
+    QCOMPARE(unknown_placeholder("{a}{batch_size}"), std::string("{a}"));
+    const auto worker = validate_for_worker(s);
+    QCOMPARE(int(worker.size()), 1);
+    QCOMPARE(QString::fromStdString(worker[0].field), QStringLiteral("task"));
+    // Another task ignores the script's fields the form keeps (to switch back).
+    s.task = "seed";
+    s.script_args = "{bogus}";
+    QCOMPARE(int(validate(s).size()), 1);  // still a bad value of the field itself
+    s.script_args.clear();
+    QVERIFY(validate(s).empty() && validate_for_worker(s).empty());
+  }
+
   void roundTripsThroughJson() {
     RunSpec s;
     s.task = "fmnist-cnn";
@@ -52,7 +87,7 @@ class TestRunSpec : public QObject {
                               << "invalid accum_steps '2.5': must be an integer";
     QTest::newRow("task")
         << R"({"task":"resnet"})"
-        << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn, script";
+        << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn, script, python";
     QTest::newRow("device") << R"({"device":"tpu"})"
                             << "invalid device 'tpu': must be cpu or cuda";
     QTest::newRow("lr") << R"({"lr":0})"

@@ -28,7 +28,8 @@ QStringList workerArguments(const RunSpec& spec) {
   QStringList args;
   for (const auto& f : run_spec_fields()) {
     const std::string key = f.key;
-    if (key == "nproc" || is_launcher_field(key) || (!userFiles && is_user_task_field(key)))
+    if (key == "nproc" || is_launcher_field(key) || is_script_field(key) ||
+        (!userFiles && is_user_task_field(key)))
       continue;
     if (!alwaysShown(key) && given[key] == defaults[key]) continue;
     args << QString::fromStdString(field_label(key, Spelling::Flag));
