@@ -4,6 +4,7 @@
 #include <QRandomGenerator>
 #include <QTcpServer>
 
+#include "local/rank_command.h"
 #include "local/rank_process.h"
 #include "run/run_directory.h"
 
@@ -97,6 +98,13 @@ void LocalRankLauncher::startRank(int rank, const QString& program, const QStrin
                                   RankProcess::StopSignals stopSignals) {
   ranks_[rank]->start(program, args, rankEnvironment(rank, size(), socketPath), logPath,
                       stopSignals);
+}
+
+void LocalRankLauncher::startRank(int rank, const RankCommand& command, const QString& socketPath,
+                                  const QString& logPath) {
+  QProcessEnvironment env = rankEnvironment(rank, size(), socketPath);
+  env.insert(command.environment);
+  ranks_[rank]->start(command.program, command.arguments, env, logPath, command.stopSignals);
 }
 
 bool LocalRankLauncher::allExited() const {

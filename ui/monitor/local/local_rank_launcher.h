@@ -18,6 +18,7 @@
 namespace ddpdesk {
 
 class RankProcess;
+struct RankCommand;
 
 class LocalRankLauncher : public QObject {
   Q_OBJECT
@@ -53,6 +54,9 @@ class LocalRankLauncher : public QObject {
   void startRank(int rank, const QString& program, const QStringList& args,
                  const QString& socketPath, const QString& logPath,
                  RankProcess::StopSignals stopSignals = RankProcess::StopSignals::AsTheyAre);
+  // The same for `command` (rank_command.h): its environment is added to rankEnvironment().
+  void startRank(int rank, const RankCommand& command, const QString& socketPath,
+                 const QString& logPath);
 
   int size() const { return int(ranks_.size()); }
   RankProcess* rank(int r) const { return ranks_[r]; }

@@ -4,18 +4,19 @@
 #include <QFileInfo>
 #include <QMetaEnum>
 #include <algorithm>
-#include <csignal>
 
 #include "checks/local_start_check.h"
-#include "follow/run_follower.h"
-#include "local/local_rank_launcher.h"
-#include "local/rank_process.h"
+#include "follow/followed_backend.h"
+#include "local/local_backend.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
 #include "run/monitor_settings.h"
+#include "run/run_backend.h"
 #include "run/run_directory.h"
-#include "slurm/slurm_job.h"
-#include "ssh/ssh_run_mirror.h"
+#include "slurm/slurm_backend.h"
+#include "slurm/slurm_run_files.h"
+#include "ssh/ssh_followed_backend.h"
+#include "ssh/ssh_target.h"
 
 namespace ddpdesk {
 
@@ -23,22 +24,12 @@ RunController::RunController(QObject* parent)
     : QObject(parent),
       server_(new MetricsServer(this)),
       store_(new MetricsStore(this)),
-      local_(new LocalRankLauncher(this)) {
-  connect(local_, &LocalRankLauncher::line, this, &RunController::logLine);
-  connect(local_, &LocalRankLauncher::rankStarted, this, &RunController::rankStarted);
-  connect(local_, &LocalRankLauncher::rankFinished, this, &RunController::onRankFinished);
+      backend_(std::make_unique<LocalBackend>(*this)) {
   grace_timer_.setSingleShot(true);
-  connect(&grace_timer_, &QTimer::timeout, this, &RunController::onGraceExpired);
-  drain_timer_.setSingleShot(true);
-  connect(&drain_timer_, &QTimer::timeout, this, &RunController::finalize);
+  connect(&grace_timer_, &QTimer::timeout, this, [this] { backend_->graceExpired(); });
 
-  connect(server_, &MetricsServer::peerAuthenticated, this, [this](const wire::Hello& h) {
-    if (h.rank >= int(connected_.size())) return;
-    connected_[h.rank] = true;
-    Q_EMIT rankConnected(h.rank);
-    const bool all = std::all_of(connected_.begin(), connected_.end(), [](bool b) { return b; });
-    if (all && state_ == State::Starting) setState(State::Running);
-  });
+  connect(server_, &MetricsServer::peerAuthenticated, this,
+          [this](const wire::Hello& h) { rankConnectedNow(h.rank); });
   connect(server_, &MetricsServer::messagesReceived, this, &RunController::onMessages);
   connect(server_, &MetricsServer::connectionDropped, this, [this](int rank, const QString& why) {
     Q_EMIT warning(
@@ -59,9 +50,6 @@ RunController::RunController(QObject* parent)
                          .arg(rank)
                          .arg(what));
   });
-  connect(server_, &MetricsServer::allDisconnected, this, [this] {
-    if (draining_) finalize();
-  });
   // A resumed run's history loaded in the background carries the old run's world size.
   connect(store_, &MetricsStore::loaded, this, [this] { store_->setWorld(spec_.nproc); });
   // Everything worth a warning is also kept in the run's monitor.log.
@@ -72,28 +60,9 @@ RunController::RunController(QObject* parent)
 
 RunController::~RunController() {
   grace_timer_.stop();
-  drain_timer_.stop();
   server_->disconnect(this);
-  // A submitted Slurm job runs on without us (its directory can be followed again).
-  const bool active = isActive() && !slurm_;
-  if (slurm_ && isActive() && dir_)
-    dir_->logEvent(QStringLiteral("the monitor was closed; job %1 goes on").arg(slurm_->jobId()));
-  // No process of the run outlives this object.
-  local_->disconnect(this);
-  local_->killAndReapAll();
-  if (active && dir_ && dir_->isOpen()) {
-    RunStatus s;
-    s.state = stateName(State::Failed);
-    s.reason =
-        QStringLiteral("the monitor was closed while the run was active; its ranks were killed");
-    for (RankProcess* p : local_->ranks()) {
-      s.exitCodes.append(p->exitInfo().crashed ? -1 : p->exitInfo().exitCode);
-      s.termSignals.append(p->exitInfo().signal);
-    }
-    s.startedAt = started_at_;
-    s.endedAt = QDateTime::currentDateTime();
-    dir_->writeStatus(s);
-  }
+  // A local run's ranks are killed and reaped; a submitted Slurm job runs on.
+  if (isActive()) backend_->closing();
   server_->close();
 }
 
@@ -124,65 +93,57 @@ QString RunController::socketPath() const {
 }
 
 int RunController::worldSize() const {
-  return follower_ || slurm_ ? int(connected_.size()) : local_->size();
+  return backend_->worldSize();
 }
 
 QList<qint64> RunController::pids() const {
-  QList<qint64> out;
-  if (follower_) {
-    for (const RankState& r : followedRanks()) out.append(r.pid);
-    return out;
-  }
-  for (const RankProcess* p : local_->ranks()) out.append(p->pid());
-  return out;
+  return backend_->pids();
 }
 
 std::vector<RunController::RankState> RunController::ranks() const {
-  if (follower_) return followedRanks();
-  std::vector<RankState> out;
-  for (const RankProcess* p : local_->ranks()) {
-    RankState r;
-    r.rank = p->rank();
-    r.pid = p->pid();
-    r.running = p->isRunning();
-    r.connected = connected_[p->rank()];
-    r.exited = p->exitInfo().exited;
-    r.crashed = p->exitInfo().crashed;
-    r.exitCode = p->exitInfo().exitCode;
-    r.signal = p->exitInfo().signal;
-    r.exitText = p->describeExit();
-    out.push_back(r);
-  }
-  return out;
+  return backend_->ranks();
 }
 
-// Forgets the previous run (its objects may still be delivering the signal that led here).
+bool RunController::isRemote() const {
+  return backend_->isRemote();
+}
+
+SlurmJob* RunController::slurmJob() const {
+  return backend_->slurmJob();
+}
+
+RunFollower* RunController::follower() const {
+  return backend_->follower();
+}
+
+bool RunController::begin(std::unique_ptr<RunBackend> backend,
+                          const std::function<bool(RunBackend&)>& how) {
+  RunBackend& b = *backend;
+  incoming_ = std::move(backend);
+  const bool began = how(b);
+  incoming_.reset();  // not taken by beginRun()/beginFollowing(): the previous run's stays
+  return began;
+}
+
+// Forgets the previous run, and its backend (whose objects may still be delivering the signal
+// that led here).
 void RunController::resetRun(int world) {
-  local_->clear();
-  if (slurm_) {
-    slurm_->disconnect(this);
-    slurm_->deleteLater();
-    slurm_ = nullptr;
+  if (incoming_) {
+    RunBackend* old = backend_.release();
+    old->retire();
+    old->disconnect(this);
+    server_->disconnect(old);
+    store_->disconnect(old);
+    disconnect(old);
+    old->deleteLater();
+    backend_ = std::move(incoming_);
   }
+  grace_timer_.stop();
   launcher_status_.clear();
-  if (follower_) {
-    follower_->stop();
-    follower_->disconnect(this);
-    follower_->deleteLater();
-    follower_ = nullptr;
-  }
-  if (mirror_) {
-    mirror_->disconnect(this);
-    mirror_->stop();
-    mirror_->deleteLater();
-    mirror_ = nullptr;
-  }
   connected_.assign(world, false);
   rank_errors_.assign(world, QString());
   rank_stopped_.assign(world, false);
   stop_requested_ = false;
-  term_sent_ = false;
-  draining_ = false;
   has_failure_ = false;
   failure_ = Failure();
   reason_.clear();
@@ -192,6 +153,30 @@ void RunController::resetRun(int world) {
   store_->setWorld(world);
 }
 
+void RunController::beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history,
+                             int world) {
+  spec_ = spec;
+  dir_ = std::move(dir);
+  run_dir_path_ = dir_->path();
+  resetRun(world);
+  // A continued run: its earlier messages first (large ones on a worker thread).
+  if (history > async_load_bytes_) {
+    store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
+  } else if (history > 0) {
+    store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
+    store_->setWorld(world);
+  }
+}
+
+void RunController::beginFollowing(const QString& where, const RunSpec& spec) {
+  dir_.reset();  // nothing is written into a followed directory
+  run_dir_path_ = where;
+  spec_ = spec;
+  spec_.run_dir = where.toStdString();
+  resetRun(0);
+  spec_.nproc = 0;
+}
+
 void RunController::growWorld(int world) {
   if (world <= int(connected_.size())) return;
   connected_.resize(world, false);
@@ -199,6 +184,14 @@ void RunController::growWorld(int world) {
   rank_stopped_.resize(world, false);
   spec_.nproc = world;
   store_->setWorld(world);
+}
+
+void RunController::rankConnectedNow(int rank) {
+  if (rank < 0 || rank >= int(connected_.size())) return;
+  connected_[rank] = true;
+  Q_EMIT rankConnected(rank);
+  const bool all = std::all_of(connected_.begin(), connected_.end(), [](bool b) { return b; });
+  if (all && state_ == State::Starting) setState(State::Running);
 }
 
 bool RunController::start(const RunSpec& given, QString* error) {
@@ -229,95 +222,54 @@ bool RunController::start(const RunSpec& given, QString* error) {
   rankEnv.insert(extra_env_);
   if (const QString problem = localStartProblem(spec, rankEnv); !problem.isEmpty())
     return fail(problem);
-  if (spec.is_slurm()) return startSlurm(spec, program, error);
+  std::unique_ptr<RunBackend> backend;
+  if (spec.is_slurm())
+    backend = std::make_unique<SlurmBackend>(*this);
+  else
+    backend = std::make_unique<LocalBackend>(*this);
+  return begin(std::move(backend), [&](RunBackend& b) { return b.start(spec, program, error); });
+}
 
-  auto dir = std::make_unique<RunDirectory>();
-  QString err;
-  if (!dir->create(spec, &err)) return fail(err);
-  spec.run_dir = dir->path().toStdString();
-  const qint64 history = QFileInfo(RunDirectory::metricsPath(dir->path())).size();
-  if (!dir->writeSpec(spec, &err)) return fail(err);
-  dir->forgetEnding();
-  if (!local_->prepare(&err)) return fail(err);
-  if (!server_->listen(local_->token(), spec.nproc, &err)) return fail(err);
-
-  spec_ = spec;
-  dir_ = std::move(dir);
-  run_dir_path_ = dir_->path();
-  const int world = spec.nproc;
-  resetRun(world);
-  if (history > async_load_bytes_) {
-    store_->loadJsonlAsync(RunDirectory::metricsPath(run_dir_path_));
-  } else if (history > 0) {
-    store_->loadJsonl(RunDirectory::metricsPath(run_dir_path_));
-    store_->setWorld(world);
+bool RunController::attach(const QString& where, QString* error) {
+  if (isActive()) {
+    if (error) *error = QStringLiteral("a run is already active");
+    return false;
   }
-  setState(State::Starting);
-
-  const QStringList args = LocalRankLauncher::workerArguments(run_dir_path_, resume);
-  local_->setExtraEnvironment(extra_env_);
-  local_->create(world);
-  // Launched after every object exists: a rank failing to start stops the others at once.
-  dir_->logEvent(
-      QStringLiteral("%1 %2 rank(s): %3 %4")
-          .arg(resume.isEmpty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
-          .arg(world)
-          .arg(program, args.join(QLatin1Char(' '))));
-  for (int r = 0; r < world && isActive(); ++r)
-    local_->startRank(r, program, args, server_->socketPath(),
-                      RunDirectory::logPath(run_dir_path_, r), RankProcess::StopSignals::Blocked);
+  std::unique_ptr<RunBackend> backend;
+  if (SshTarget::looksLikeUrl(where)) {
+    backend = std::make_unique<SshFollowedBackend>(*this);
+  } else if (!QFileInfo(where).isDir()) {
+    if (error) *error = QStringLiteral("invalid --attach '%1': not a directory").arg(where);
+    return false;
+  } else if (readSlurmRecord(QFileInfo(where).absoluteFilePath())) {
+    backend = std::make_unique<SlurmBackend>(*this);
+  } else {
+    backend = std::make_unique<FollowedBackend>(*this);
+  }
+  if (!begin(std::move(backend), [&](RunBackend& b) { return b.attach(where, error); }))
+    return false;
+  attached_ = true;
   return true;
 }
 
 void RunController::stop() {
   if (!isActive() || stop_requested_) return;
   stop_requested_ = true;
-  if (slurm_) {
-    stopSlurm(/*graceful=*/true);
-    return;
-  }
-  if (follower_) {
-    // A graceful stop: the ranks vote, checkpoint and write "stopped".
-    if (signalFollowedRanks(SIGTERM) && (state_ == State::Starting || state_ == State::Running))
-      setState(State::Stopping);
-    return;
-  }
-  if (dir_) dir_->logEvent(QStringLiteral("stop requested"));
-  beginStopping();
+  backend_->stop();
 }
 
 void RunController::kill() {
   if (!isActive()) return;
   stop_requested_ = true;
-  if (slurm_) {
-    stopSlurm(/*graceful=*/false);
-    return;
-  }
-  if (follower_) {
-    signalFollowedRanks(SIGKILL);  // their pids vanish: the follower ends the run
-    return;
-  }
-  if (dir_) dir_->logEvent(QStringLiteral("kill requested"));
-  if (state_ != State::Stopping) setState(State::Stopping);
-  local_->killAll();
+  backend_->kill();
 }
 
-void RunController::beginStopping() {
-  if (state_ == State::Starting || state_ == State::Running) setState(State::Stopping);
-  if (term_sent_) return;
-  term_sent_ = true;
-  local_->terminateAll();
+void RunController::startGrace() {
   grace_timer_.start(grace_ms_);
 }
 
-void RunController::onGraceExpired() {
-  for (RankProcess* p : local_->ranks())
-    if (p->isRunning()) {
-      Q_EMIT warning(QStringLiteral("rank %1 did not stop within %2 s; killing it")
-                         .arg(p->rank())
-                         .arg(grace_ms_ / 1000.0));
-      p->kill();
-    }
+void RunController::stopGrace() {
+  grace_timer_.stop();
 }
 
 void RunController::onMessages(const std::vector<wire::Message>& messages,

@@ -1,5 +1,5 @@
-// RunController: turns a RunSpec into N ddpdesk-worker processes on this machine and manages the
-// run from start to a clean end.
+// RunController: turns a RunSpec into a run (N ddpdesk-worker processes on this machine, or a
+// Slurm job), or follows one started elsewhere, and manages it from start to a clean end.
 //
 //   Idle -> Starting -> Running -> Finished
 //              |           |
@@ -12,48 +12,27 @@
 // state is entered only when every process of the run is gone. The object may be reused: start()
 // again from any terminal state. Destroying it mid-run kills and reaps every rank.
 //
-// A LocalRankLauncher (local_rank_launcher.h) starts the ranks: torchrun's environment (RANK,
-// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free MASTER_PORT) plus
-// DDPDESK_MONITOR (the metrics socket) and DDPDESK_TOKEN, and
-// `<worker> --config <rundir>/spec.json --run-dir <rundir> [--resume X]`; this class is the state
-// machine above it: the failure policy, stopping, and the run's status.
+// What differs between kinds of run is a RunBackend's (run_backend.h); this class keeps what
+// every run has: the metrics socket and store, the run directory, the state machine above, the
+// failure and its reason, status.json, the grace timer and the signals to the GUI.
 //
-// attach() follows a run it did not start instead (ranks started by hand, torchrun, srun or
-// another ddpdesk, on this machine or any that writes the directory): a RunFollower reads the
-// ranks' metrics/rank-N.jsonl files and feeds the same store, states and rank table. Starting
-// lasts until every rank's hello was read; the run ends when every rank's file ends in
-// finished/stopped/error or, on this host, its pid is gone (run_follower.h). Nothing is written
-// into a followed directory. stop()/kill() signal the ranks that run on this host.
+// start() of a local spec: LocalBackend (local/local_backend.h) starts the ranks on this machine
+// (torchrun's environment, DDPDESK_MONITOR, DDPDESK_TOKEN and the command the spec names,
+// local/rank_command.h) and applies the failure policy.
 //
-// attach("ssh://[user@]host[:port]/dir") follows a run directory on another host the same way,
-// through a local mirror kept by an SshRunMirror (one ssh process, run_controller_remote.cpp):
-// ranks on that host that die without a word are seen through its pid checks, and stop()/kill()
-// reach them with `ssh host kill -TERM/-KILL <pids>`. Until the host answers the state is
-// Starting; a host that cannot be followed emits attachFailed() and ends in Failed.
+// attach() follows a run it did not start (ranks started by hand, torchrun, srun or another
+// ddpdesk, on this machine or any that writes the directory): FollowedBackend
+// (follow/followed_backend.h) reads the ranks' metrics/rank-N.jsonl files into the same store,
+// states and rank table; stop()/kill() signal the ranks that run on this host.
+// attach("ssh://[user@]host[:port]/dir"): SshFollowedBackend (ssh/ssh_followed_backend.h), the
+// same through a local mirror of a directory on another host; a host that cannot be followed
+// emits attachFailed() and ends in Failed.
 //
-// A spec with launcher "slurm" is submitted as a batch job instead (slurm_job.h, slurm_script.h;
-// run_controller_slurm.cpp): the run directory gets spec.json and job.sbatch, `sbatch
-// --parsable` gives the job id (kept in slurm.json), and the ranks' metrics files are followed
-// as for attach(). Starting lasts while the job is pending and until every rank said hello; the
-// run ends when Slurm says the job has ended (launcherStatus() on the way: pending with its
-// reason, running on its nodes). stop() signals the job's steps with SIGTERM (graceful:
-// checkpoint, exit 0), kill() cancels the job. A refused submission (sbatch's own line) fails the
-// run with failure().rejected set and leaves no new run directory behind. Destroying the
-// controller leaves a submitted job running.
-//
-// With spec.slurm_login the same happens through a login node over ssh
-// (run_controller_slurm_login.cpp): the run directory is spec.slurm_remote_dir on the cluster,
-// spec.run_dir is the local record (runDirectory()), the metrics come through an SshRunMirror,
-// and a graceful stop writes the stop file there over ssh before the signal. A spec whose resume
-// is an ssh:// URL (login_resume.h) continues the run in that directory on the cluster.
-//
-// attach() of a directory whose slurm.json names a job (a Slurm run ddpdesk submitted, here or
-// through a login node) follows that job as the submitting controller does
-// (run_controller_slurm_attach.cpp): its state through squeue/scontrol/sacct, the end of the run
-// when the job ends, a failed rank named with its node and output tail; stop()/kill() act on the
-// job (scancel --signal=TERM and the stop file / scancel), since its ranks are the job's. Nothing
-// else is written. Without Slurm's tools here, or once Slurm has forgotten the job, the files
-// alone are followed as for any directory.
+// A spec with launcher "slurm", or attach() of a directory whose slurm.json names a job:
+// SlurmBackend (slurm/slurm_backend.h), a batch job submitted with sbatch here or through a login
+// node, followed through its ranks' files and ended by the job's end. stop() signals the job's
+// steps (graceful), kill() cancels it; a refused submission fails the run with
+// failure().rejected set. Destroying the controller leaves a submitted job running.
 #pragma once
 
 #include <QDateTime>
@@ -62,24 +41,21 @@
 #include <QString>
 #include <QStringList>
 #include <QTimer>
+#include <functional>
 #include <memory>
 #include <vector>
 
+#include "run/run_directory.h"
 #include "run_spec.h"
-#include "slurm/slurm_run_files.h"
 #include "wire.h"
 
 namespace ddpdesk {
 
-class LocalRankLauncher;
 class MetricsServer;
 class MetricsStore;
-class RankProcess;
-class RunDirectory;
+class RunBackend;
 class RunFollower;
 class SlurmJob;
-struct SlurmJobStatus;
-class SshRunMirror;
 
 class RunController : public QObject {
   Q_OBJECT
@@ -130,6 +106,7 @@ class RunController : public QObject {
   int gracePeriod() const { return grace_ms_; }
   // Added to every rank's environment (after the system environment, before the run's own).
   void setExtraEnvironment(const QProcessEnvironment& env) { extra_env_ = env; }
+  QProcessEnvironment extraEnvironment() const { return extra_env_; }
 
   // Validates, creates the run directory (spec.run_dir, or a new one), writes spec.json, opens
   // the metrics socket and launches every rank. False with *error (one line) when nothing was
@@ -141,14 +118,14 @@ class RunController : public QObject {
   // An ssh:// URL follows a directory on another host (see above); *error then covers only the
   // URL itself, and attachFailed() reports the rest.
   bool attach(const QString& runDir, QString* error = nullptr);
-  bool isRemote() const { return mirror_ != nullptr; }
+  bool isRemote() const;
   // Following a run this controller did not start (a directory, ssh://, a submitted Slurm job).
   bool isAttached() const { return attached_; }
-  bool isSlurm() const { return slurm_ != nullptr; }
-  SlurmJob* slurmJob() const { return slurm_; }
+  bool isSlurm() const { return slurmJob() != nullptr; }
+  SlurmJob* slurmJob() const;
   // "job 42 pending (Resources)", "job 42 running on node[1-2]"; empty for other launchers.
   QString launcherStatus() const { return launcher_status_; }
-  RunFollower* follower() const { return follower_; }
+  RunFollower* follower() const;
   // Graceful stop: SIGTERM to every rank (they agree on a step boundary, checkpoint and exit 0);
   // SIGKILL to whatever is left after the grace period.
   void stop();
@@ -204,57 +181,43 @@ class RunController : public QObject {
   void attachFailed(const QString& why);
 
  private:
+  friend class RunBackend;
   void setState(State s);
   void onMessages(const std::vector<wire::Message>& messages, const QByteArray& lines);
-  void onRankFinished(int rank);
-  void beginStopping();
-  void onGraceExpired();
-  void maybeFinish();
-  void finalize();
-  void recordFailure(const RankProcess& p);
   void resetRun(int world);
-  void growWorld(int world);
-  void onFollowedHello(const wire::Hello& hello);
-  void finalizeAttached();
-  std::vector<RankState> followedRanks() const;
-  RunFollower* newFollower();
-  bool startSlurm(RunSpec spec, const QString& program, QString* error);
-  void onSlurmSubmitted(const QString& jobId);
-  void onSlurmRejected(const QString& line);
-  void onSlurmStatus(const SlurmJobStatus& s);
-  void finalizeSlurm(const SlurmJobStatus& s);
-  void nameFailedSlurmRank();
-  void stopSlurm(bool graceful);
-  // Takes the run's spec and directory, resets the run and loads `history` bytes of earlier
-  // metrics.jsonl (a continued run) into the store.
-  void beginSlurmRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history);
-  SlurmJob* newSlurmJob();
-  void rememberForUndo(const QString& path, bool created);
-  void onSlurmEnded(const SlurmJobStatus& s);
-  // attach() of a submitted Slurm run (run_controller_slurm_attach.cpp).
-  void attachSlurm(const SlurmRecord& record);
-  // Slurm cannot tell (no squeue here, the job forgotten): the ranks' files end the run.
-  void followFilesOnly(const QString& why);
-  // Through a login node (run_controller_slurm_login.cpp).
-  bool startSlurmViaLogin(RunSpec spec, const QString& program, QString* error);
-  void writeRemoteRun(const QString& remoteDir, const QString& worker, const QString& workerResume);
-  // After a refused job: removes what was written on the cluster, then onSlurmRejected() again;
-  // false when nothing was written there.
-  bool undoRemoteRun(const QString& line);
-  void followRemoteSlurm();
-  // A graceful stop: the stop file in the directory on the cluster over ssh, then the signal.
-  void stopRemoteSlurm();
-  QString remoteScriptName() const;  // login:/dir/job.sbatch
-  // Follows the mirror of a remote directory (mirror_) with `f`: its pid checks on that host,
-  // a poll whenever a remote poll is in.
-  void followMirror(RunFollower* f);
-  bool attachRemote(const QString& url, QString* error);
-  void onRemoteConnected();
-  void onRemoteFailed(const QString& why);
-  // Sends `signo` to the followed ranks that are still running where they can be reached (this
-  // host, or the remote host over ssh); false when no rank can be reached.
-  bool signalFollowedRanks(int signo);
 
+ public:
+  // For the backends (run_backend.h); not for the GUI.
+  // Makes `backend` this controller's if `how` begins its run (through beginRun() or
+  // beginFollowing()); the previous run's backend goes then. `how`'s result.
+  bool begin(std::unique_ptr<RunBackend> backend, const std::function<bool(RunBackend&)>& how);
+  // A run with a directory of its own: takes the spec and the directory, resets the run for
+  // `world` ranks and loads `history` bytes of an earlier metrics.jsonl (a continued run) into
+  // the store: larger than the async threshold on a worker thread, else at once.
+  void beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history, int world);
+  // A followed run at `where` (nothing is written there): world 0 until the ranks say hello.
+  void beginFollowing(const QString& where, const RunSpec& spec);
+  // Rank `rank` said hello (on the socket, or in its followed file); Running once all have.
+  void rankConnectedNow(int rank);
+  // A followed rank's hello names a world this large.
+  void growWorld(int world);
+  // Messages read from the ranks' socket or files: into the store, the run's metrics.jsonl and
+  // the ranks' last words.
+  void ingest(const std::vector<wire::Message>& messages, const QByteArray& lines) {
+    onMessages(messages, lines);
+  }
+  // SIGKILL follows a stop after the grace period: the backend's graceExpired().
+  void startGrace();
+  void stopGrace();
+  // Ends the run in `final` for `reason` (reason()): the store flushed, status.json (`status`'s
+  // per-rank fields and counters, with the state, reason, times and progress filled in here)
+  // written and the ending logged (after `logPrefix`) when the run has an open directory of its
+  // own, the directory closed, the metrics socket closed, then the state. Once per run: a second
+  // call, or one after the run ended otherwise, is ignored.
+  void endRun(State final, const QString& reason, RunStatus status = RunStatus(),
+              const QString& logPrefix = QString());
+
+ private:
   State state_ = State::Idle;
   QString program_;
   int grace_ms_ = 30000;
@@ -265,33 +228,15 @@ class RunController : public QObject {
   std::unique_ptr<RunDirectory> dir_;
   MetricsServer* server_;
   MetricsStore* store_;
-  LocalRankLauncher* local_;         // the ranks of a local run: processes on this machine
-  RunFollower* follower_ = nullptr;  // attached or Slurm: the run's files, not processes of ours
-  SlurmJob* slurm_ = nullptr;        // the Slurm launcher's job
+  std::unique_ptr<RunBackend> backend_;   // the run's kind: local, followed, Slurm
+  std::unique_ptr<RunBackend> incoming_;  // the next run's, while it begins (begin())
   QString launcher_status_;
-  // What a refused submission puts back: the directory it created, or an earlier run's
-  // status.json and metrics/ (moved aside so its rank files are not read again).
-  bool slurm_created_dir_ = false;
-  QByteArray slurm_old_status_;
-  EarlierJobFiles slurm_moved_;
-  bool attached_ = false;           // see isAttached()
-  SshRunMirror* mirror_ = nullptr;  // attached over ssh: the local mirror follower_ reads
-  // A Slurm run through a login node: its directory on the cluster (resolved), and what a refused
-  // job must undo there (written: spec.json and job.sbatch are there; created: the directory
-  // was made; aside: where an earlier job's metrics/ and rank-N.log went).
-  QString slurm_remote_dir_;
-  bool slurm_remote_written_ = false;
-  bool slurm_remote_created_ = false;
-  QString slurm_remote_aside_;
-  QString slurm_remote_logs_aside_;
+  bool attached_ = false;  // see isAttached()
   std::vector<bool> connected_;
   std::vector<QString> rank_errors_;  // last error message per rank
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"
   QTimer grace_timer_;
-  QTimer drain_timer_;
   bool stop_requested_ = false;
-  bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
-  bool draining_ = false;
   bool has_failure_ = false;
   Failure failure_;
   QString reason_;

@@ -1,4 +1,4 @@
-// RunController's Slurm launcher through a login node (spec.slurm_login): the run directory lives
+// SlurmBackend (slurm_backend.h) through a login node (spec.slurm_login): the run directory lives
 // on the cluster and every Slurm tool runs there over ssh. Locally only the run's record is kept
 // (spec.run_dir: spec.json naming the remote directory, metrics.jsonl, monitor.log, slurm.json,
 // status.json), so the history lists it and --resume of it submits a new job from the remote
@@ -19,13 +19,14 @@
 #include "follow/run_follower.h"
 #include "metrics/metrics_store.h"
 #include "run/monitor_settings.h"
-#include "run/run_controller.h"
 #include "run/run_directory.h"
 #include "slurm/cluster_command.h"
 #include "slurm/login_resume.h"
+#include "slurm/slurm_backend.h"
 #include "slurm/slurm_job.h"
 #include "slurm/slurm_login_scripts.h"
 #include "slurm/slurm_script.h"
+#include "ssh/ssh_followed_backend.h"
 #include "ssh/ssh_run_mirror.h"
 
 namespace ddpdesk {
@@ -41,12 +42,12 @@ QString absolute(const std::string& path) {
 
 }  // namespace
 
-QString RunController::remoteScriptName() const {
-  return QString::fromStdString(spec_.slurm_login) + QLatin1Char(':') +
-         slurmScriptPath(slurm_remote_dir_);
+QString SlurmBackend::remoteScriptName() const {
+  return QString::fromStdString(spec().slurm_login) + QLatin1Char(':') +
+         slurmScriptPath(remote_dir_);
 }
 
-bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QString* error) {
+bool SlurmBackend::startViaLogin(RunSpec spec, const QString& program, QString* error) {
   auto fail = [&](const QString& why) {
     if (error) *error = why;
     return false;
@@ -75,23 +76,23 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
   }
   const qint64 history = QFileInfo(RunDirectory::metricsPath(path)).size();
   rememberForUndo(path, created);
-  beginSlurmRun(spec, std::move(dir), history);
-  slurm_remote_dir_.clear();
-  slurm_remote_written_ = false;
-  slurm_remote_created_ = false;
-  slurm_remote_aside_.clear();
-  slurm_remote_logs_aside_.clear();
-  slurm_ = newSlurmJob();
-  slurm_->commands()->setRemote(SshTarget::fromLogin(QString::fromStdString(spec.slurm_login), {}));
+  run().beginRun(spec, std::move(dir), history, spec.world_size());
+  remote_dir_.clear();
+  remote_written_ = false;
+  remote_created_ = false;
+  remote_aside_.clear();
+  remote_logs_aside_.clear();
+  job_ = newSlurmJob();
+  job_->commands()->setRemote(SshTarget::fromLogin(QString::fromStdString(spec.slurm_login), {}));
   const QString worker = monitorSettings().remoteWorker.isEmpty()
                              ? QFileInfo(program).absoluteFilePath()
                              : monitorSettings().remoteWorker;
-  launcher_status_ =
+  launcherStatus() =
       QStringLiteral("preparing %1 on %2").arg(remote, QString::fromStdString(spec.slurm_login));
-  dir_->logEvent(launcher_status_);
+  this->dir()->logEvent(launcherStatus());
   setState(State::Starting);
-  slurm_->commands()->run(remoteResolveCommand(remote), [this,
-                                                         worker](const ClusterCommand::Result& r) {
+  job_->commands()->run(remoteResolveCommand(remote), [this,
+                                                       worker](const ClusterCommand::Result& r) {
     const QString resolved = QString::fromUtf8(r.out).trimmed();
     if (!r.ok() || resolved.isEmpty()) {
       onSlurmRejected(r.ok() ? QStringLiteral("the login node printed no run directory")
@@ -104,28 +105,28 @@ bool RunController::startSlurmViaLogin(RunSpec spec, const QString& program, QSt
                           .arg(resolved));
       return;
     }
-    writeRemoteRun(resolved, worker, loginWorkerResume(spec_, run_dir_path_, resolved));
+    writeRemoteRun(resolved, worker, loginWorkerResume(this->spec(), runDir(), resolved));
   });
   return true;
 }
 
-void RunController::writeRemoteRun(const QString& remoteDir, const QString& worker,
-                                   const QString& workerResume) {
-  slurm_remote_dir_ = remoteDir;
-  spec_.slurm_remote_dir = remoteDir.toStdString();  // the record resumes from there
+void SlurmBackend::writeRemoteRun(const QString& remoteDir, const QString& worker,
+                                  const QString& workerResume) {
+  remote_dir_ = remoteDir;
+  spec().slurm_remote_dir = remoteDir.toStdString();  // the record resumes from there
   QString err;
-  if (!dir_->writeSpec(spec_, &err)) {
+  if (!dir()->writeSpec(spec(), &err)) {
     onSlurmRejected(err);
     return;
   }
   // What the ranks read there: the run directory and resume are the cluster's.
-  RunSpec there = spec_;
+  RunSpec there = spec();
   there.run_dir = remoteDir.toStdString();
   there.resume = workerResume.toStdString();
   const QString script = slurmBatchScript(there, remoteDir, worker, workerResume);
   const QString stamp =
       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-  slurm_->commands()->run(
+  job_->commands()->run(
       remoteWriteCommand(remoteDir, stamp, QString::fromStdString(to_json_text(there))),
       [this](const ClusterCommand::Result& r) {
         const QStringList words =
@@ -137,73 +138,71 @@ void RunController::writeRemoteRun(const QString& remoteDir, const QString& work
                      : QStringLiteral("cannot write %1: %2").arg(remoteScriptName(), r.problem()));
           return;
         }
-        slurm_remote_written_ = true;
-        slurm_remote_created_ = words[0] == QLatin1String("1");
-        if (words[1] != QLatin1String("-")) slurm_remote_aside_ = words[1];
-        if (words[2] != QLatin1String("-")) slurm_remote_logs_aside_ = words[2];
-        dir_->forgetEnding();
-        launcher_status_ = QStringLiteral("submitting %1").arg(remoteScriptName());
-        dir_->logEvent(QStringLiteral("%1 a Slurm job of %2 rank(s) through %3: sbatch %4")
-                           .arg(spec_.resume.empty() ? QStringLiteral("submitting")
-                                                     : QStringLiteral("resuming as"))
-                           .arg(spec_.world_size())
-                           .arg(QString::fromStdString(spec_.slurm_login),
-                                slurmScriptPath(slurm_remote_dir_)));
-        slurm_->submit(slurmScriptPath(slurm_remote_dir_));
+        remote_written_ = true;
+        remote_created_ = words[0] == QLatin1String("1");
+        if (words[1] != QLatin1String("-")) remote_aside_ = words[1];
+        if (words[2] != QLatin1String("-")) remote_logs_aside_ = words[2];
+        dir()->forgetEnding();
+        launcherStatus() = QStringLiteral("submitting %1").arg(remoteScriptName());
+        dir()->logEvent(
+            QStringLiteral("%1 a Slurm job of %2 rank(s) through %3: sbatch %4")
+                .arg(spec().resume.empty() ? QStringLiteral("submitting")
+                                           : QStringLiteral("resuming as"))
+                .arg(spec().world_size())
+                .arg(QString::fromStdString(spec().slurm_login), slurmScriptPath(remote_dir_)));
+        job_->submit(slurmScriptPath(remote_dir_));
       },
       script.toUtf8());
 }
 
-bool RunController::undoRemoteRun(const QString& line) {
-  if (!slurm_remote_written_) return false;
-  slurm_remote_written_ = false;
-  slurm_->commands()->run(
-      remoteUndoCommand(slurm_remote_dir_, slurm_remote_created_, slurm_remote_aside_,
-                        slurm_remote_logs_aside_),
+bool SlurmBackend::undoRemoteRun(const QString& line) {
+  if (!remote_written_) return false;
+  remote_written_ = false;
+  job_->commands()->run(
+      remoteUndoCommand(remote_dir_, remote_created_, remote_aside_, remote_logs_aside_),
       [this, line](const ClusterCommand::Result& r) {
         if (!r.ok())
-          Q_EMIT warning(QStringLiteral("could not remove what was written to %1: %2")
-                             .arg(slurm_remote_dir_, r.problem()));
+          Q_EMIT run().warning(QStringLiteral("could not remove what was written to %1: %2")
+                                   .arg(remote_dir_, r.problem()));
         onSlurmRejected(line);
       });
   return true;
 }
 
-void RunController::stopRemoteSlurm() {
-  SlurmJob* job = slurm_;
-  slurm_->commands()->run(
-      remoteStopCommand(slurm_remote_dir_), [this, job](const ClusterCommand::Result& r) {
-        if (slurm_ != job) return;  // a later run's
+void SlurmBackend::stopRemoteSlurm() {
+  SlurmJob* job = job_;
+  job_->commands()->run(
+      remoteStopCommand(remote_dir_), [this, job](const ClusterCommand::Result& r) {
+        if (job_ != job) return;  // a later run's
         // Without the file the signal still reaches the running ranks.
         if (!r.ok())
-          Q_EMIT warning(QStringLiteral("could not write %1 on %2: %3")
-                             .arg(slurmStopFilePath(slurm_remote_dir_),
-                                  QString::fromStdString(spec_.slurm_login), r.problem()));
-        slurm_->stop();
+          Q_EMIT run().warning(QStringLiteral("could not write %1 on %2: %3")
+                                   .arg(slurmStopFilePath(remote_dir_),
+                                        QString::fromStdString(spec().slurm_login), r.problem()));
+        job_->stop();
       });
 }
 
-void RunController::followRemoteSlurm() {
-  RunFollower* f = newFollower();
+void SlurmBackend::followRemoteSlurm() {
   // The job's end, not the files', ends a Slurm run (finalizeSlurm).
-  disconnect(f, &RunFollower::runEnded, this, &RunController::finalizeAttached);
+  RunFollower* f = newFollower(/*filesEndTheRun=*/false);
   mirror_ = new SshRunMirror(
-      SshTarget::fromLogin(QString::fromStdString(spec_.slurm_login), slurm_remote_dir_), this);
+      SshTarget::fromLogin(QString::fromStdString(spec().slurm_login), remote_dir_), this);
   QString err;
   if (!mirror_->start(SshRunMirror::kPollMs, &err)) {
-    Q_EMIT warning(err);
+    Q_EMIT run().warning(err);
     delete mirror_;
     mirror_ = nullptr;
     return;
   }
   // A lost connection is worth a line; the job goes on, and squeue still says how it ends.
-  connect(mirror_, &SshRunMirror::failed, this, &RunController::warning);
-  followMirror(f);
+  connect(mirror_, &SshRunMirror::failed, &run(), &RunController::warning);
+  followMirror(f, mirror_);
 }
 
-void RunController::onSlurmEnded(const SlurmJobStatus& s) {
+void SlurmBackend::onSlurmEnded(const SlurmJobStatus& s) {
   // A followed job Slurm has forgotten (long ended, no accounting): its files still tell.
-  if (attached_ && s.slurmState == QLatin1String("UNKNOWN")) {
+  if (attached() && s.slurmState == QLatin1String("UNKNOWN")) {
     followFilesOnly(s.reason);
     return;
   }
@@ -213,9 +212,9 @@ void RunController::onSlurmEnded(const SlurmJobStatus& s) {
   }
   auto done = std::make_shared<bool>(false);
   auto polls = std::make_shared<int>(0);
-  SlurmJob* job = slurm_;
+  SlurmJob* job = job_;
   auto finish = [this, s, done, job] {
-    if (*done || slurm_ != job) return;  // once, and not for a later run
+    if (*done || job_ != job) return;  // once, and not for a later run
     *done = true;
     finalizeSlurm(s);
   };

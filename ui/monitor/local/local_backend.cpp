@@ -1,0 +1,239 @@
+// LocalBackend (local_backend.h): starting the ranks on this machine, stopping and killing them,
+// and how a local run ends: a rank's exit judged as the run's failure or as what the controller
+// did to it, the wait for the last messages on the ranks' sockets, then the final state.
+#include "local/local_backend.h"
+
+#include <QDateTime>
+#include <QFileInfo>
+#include <csignal>
+
+#include "local/local_rank_launcher.h"
+#include "local/rank_command.h"
+#include "local/rank_process.h"
+#include "metrics/metrics_server.h"
+#include "metrics/metrics_store.h"
+#include "run/run_directory.h"
+
+namespace ddpdesk {
+namespace {
+
+// After the last rank exits its socket may still hold its final messages; wait this long at
+// most for every connection to close before deciding how the run ended.
+constexpr int kDrainMs = 3000;
+
+}  // namespace
+
+LocalBackend::LocalBackend(RunController& run)
+    : RunBackend(run), launcher_(new LocalRankLauncher(this)) {
+  connect(launcher_, &LocalRankLauncher::line, &run, &RunController::logLine);
+  connect(launcher_, &LocalRankLauncher::rankStarted, &run, &RunController::rankStarted);
+  connect(launcher_, &LocalRankLauncher::rankFinished, this, &LocalBackend::onRankFinished);
+  drain_timer_.setSingleShot(true);
+  connect(&drain_timer_, &QTimer::timeout, this, &LocalBackend::finalize);
+}
+
+LocalBackend::~LocalBackend() = default;
+
+bool LocalBackend::start(const RunSpec& given, const QString& program, QString* error) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = why;
+    return false;
+  };
+  RunSpec spec = given;
+  auto dir = std::make_unique<RunDirectory>();
+  QString err;
+  if (!dir->create(spec, &err)) return fail(err);
+  spec.run_dir = dir->path().toStdString();
+  const qint64 history = QFileInfo(RunDirectory::metricsPath(dir->path())).size();
+  if (!dir->writeSpec(spec, &err)) return fail(err);
+  dir->forgetEnding();
+  if (!launcher_->prepare(&err)) return fail(err);
+  if (!server()->listen(launcher_->token(), spec.nproc, &err)) return fail(err);
+  connect(server(), &MetricsServer::allDisconnected, this, [this] {
+    if (draining_) finalize();
+  });
+
+  const int world = spec.nproc;
+  run().beginRun(spec, std::move(dir), history, world);
+  setState(State::Starting);
+
+  const RankCommand command = rankCommandFor(spec, program);
+  launcher_->setExtraEnvironment(run().extraEnvironment());
+  launcher_->create(world);
+  // Launched after every object exists: a rank failing to start stops the others at once.
+  this->dir()->logEvent(
+      QStringLiteral("%1 %2 rank(s): %3")
+          .arg(spec.resume.empty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
+          .arg(world)
+          .arg(command.text()));
+  for (int r = 0; r < world && run().isActive(); ++r)
+    launcher_->startRank(r, command, server()->socketPath(), RunDirectory::logPath(runDir(), r));
+  return true;
+}
+
+void LocalBackend::stop() {
+  if (dir()) dir()->logEvent(QStringLiteral("stop requested"));
+  beginStopping();
+}
+
+void LocalBackend::kill() {
+  if (dir()) dir()->logEvent(QStringLiteral("kill requested"));
+  if (state() != State::Stopping) setState(State::Stopping);
+  launcher_->killAll();
+}
+
+void LocalBackend::beginStopping() {
+  if (state() == State::Starting || state() == State::Running) setState(State::Stopping);
+  if (term_sent_) return;
+  term_sent_ = true;
+  launcher_->terminateAll();
+  run().startGrace();
+}
+
+void LocalBackend::graceExpired() {
+  for (RankProcess* p : launcher_->ranks())
+    if (p->isRunning()) {
+      Q_EMIT run().warning(QStringLiteral("rank %1 did not stop within %2 s; killing it")
+                               .arg(p->rank())
+                               .arg(run().gracePeriod() / 1000.0));
+      p->kill();
+    }
+}
+
+void LocalBackend::closing() {
+  // No process of the run outlives the controller.
+  launcher_->disconnect(this);
+  launcher_->killAndReapAll();
+  if (!dir() || !dir()->isOpen()) return;
+  RunStatus s;
+  s.state = RunController::stateName(State::Failed);
+  s.reason =
+      QStringLiteral("the monitor was closed while the run was active; its ranks were killed");
+  for (RankProcess* p : launcher_->ranks()) {
+    s.exitCodes.append(p->exitInfo().crashed ? -1 : p->exitInfo().exitCode);
+    s.termSignals.append(p->exitInfo().signal);
+  }
+  s.startedAt = run().startedAt();
+  s.endedAt = QDateTime::currentDateTime();
+  dir()->writeStatus(s);
+}
+
+void LocalBackend::retire() {
+  drain_timer_.stop();
+  launcher_->clear();
+}
+
+int LocalBackend::worldSize() const {
+  return launcher_->size();
+}
+
+std::vector<RunBackend::RankState> LocalBackend::ranks() const {
+  std::vector<RankState> out;
+  for (const RankProcess* p : launcher_->ranks()) {
+    RankState r;
+    r.rank = p->rank();
+    r.pid = p->pid();
+    r.running = p->isRunning();
+    r.connected = connected()[p->rank()];
+    r.exited = p->exitInfo().exited;
+    r.crashed = p->exitInfo().crashed;
+    r.exitCode = p->exitInfo().exitCode;
+    r.signal = p->exitInfo().signal;
+    r.exitText = p->describeExit();
+    out.push_back(r);
+  }
+  return out;
+}
+
+void LocalBackend::recordFailure(const RankProcess& p) {
+  hasFailure() = true;
+  const auto& x = p.exitInfo();
+  RunController::Failure& f = failure();
+  f.rank = p.rank();
+  f.exitCode = x.crashed || x.startFailed ? -1 : x.exitCode;
+  f.signal = x.crashed ? x.signal : 0;
+  f.what = QStringLiteral("rank %1 %2").arg(p.rank()).arg(p.describeExit());
+  f.errorMessage = rankErrors()[p.rank()];
+  f.stderrTail = p.stderrTail();
+}
+
+void LocalBackend::onRankFinished(int rank) {
+  RankProcess* p = launcher_->rank(rank);
+  const auto& x = p->exitInfo();
+  Q_EMIT run().rankExited(rank, p->describeExit());
+  if (dir())
+    dir()->logEvent(
+        QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(p->pid()).arg(p->describeExit()));
+  // What we did to it ourselves is not its failure: SIGKILL after the grace period, a worker
+  // dying of the SIGTERM we sent before its handler was installed, or one exiting 128+SIGTERM
+  // because another signal reached it too (the worker's "second signal: exit now").
+  const bool ourSignal =
+      (x.crashed && (x.killedByUs || (term_sent_ && x.signal == SIGTERM))) ||
+      (!x.crashed && term_sent_ && (x.exitCode == 128 + SIGTERM || x.exitCode == 128 + SIGINT));
+  const bool bad = !ourSignal && (x.startFailed || x.crashed || x.exitCode != 0);
+  if (bad && !hasFailure()) {
+    recordFailure(*p);
+    beginStopping();
+  }
+  maybeFinish();
+}
+
+void LocalBackend::maybeFinish() {
+  if (!launcher_->allExited()) return;
+  run().stopGrace();
+  if (draining_) return;
+  draining_ = true;
+  if (server()->connectionCount() == 0)
+    finalize();
+  else
+    drain_timer_.start(kDrainMs);
+}
+
+void LocalBackend::finalize() {
+  if (!draining_) return;
+  draining_ = false;
+  drain_timer_.stop();
+  store()->flush();
+
+  QStringList killed;
+  bool anyStopped = false;
+  for (const RankProcess* p : launcher_->ranks()) {
+    if (p->exitInfo().killedByUs) killed << QString::number(p->rank());
+    if (rankStopped()[p->rank()]) anyStopped = true;
+  }
+  State final = State::Finished;
+  QString why;
+  RunController::Failure& f = failure();
+  if (hasFailure()) {
+    final = State::Failed;
+    // The rank's last words may have arrived on its socket after its exit was seen.
+    if (f.errorMessage.isEmpty()) f.errorMessage = rankErrors()[f.rank];
+    why = f.what;
+    if (!f.errorMessage.isEmpty()) why += QStringLiteral(": ") + f.errorMessage;
+    if (!f.stderrTail.isEmpty())
+      why += QStringLiteral("\nlast stderr lines of rank %1:\n  ").arg(f.rank) +
+             f.stderrTail.join(QStringLiteral("\n  "));
+  } else if (stopRequested() || anyStopped || !killed.isEmpty()) {
+    final = State::Stopped;
+    const RunProgress progress = store()->progress();
+    why = stopRequested()
+              ? QStringLiteral("stopped by the user at step %1").arg(progress.step)
+              : QStringLiteral("the ranks stopped at step %1 (signalled from outside the monitor)")
+                    .arg(progress.step);
+    if (!killed.isEmpty())
+      why += QStringLiteral("; rank(s) %1 had to be killed").arg(killed.join(QStringLiteral(", ")));
+  }
+  RunStatus s;
+  for (const RankProcess* p : launcher_->ranks()) {
+    const auto& x = p->exitInfo();
+    s.exitCodes.append(x.crashed || x.startFailed ? -1 : x.exitCode);
+    s.termSignals.append(x.crashed ? x.signal : 0);
+  }
+  s.malformedLines = server()->counters().malformed;
+  s.ignoredLines = server()->counters().ignored;
+  s.unknownFields = server()->counters().unknownFields;
+  s.droppedConnections = server()->counters().dropped;
+  run().endRun(final, why, s);
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,45 @@
+// LocalBackend: a run whose ranks are processes on this machine (run_backend.h). It creates the
+// run directory, starts every rank through a LocalRankLauncher with the command the spec names
+// (rank_command.h), and judges each rank's exit: a failure stops the others, a stop is SIGTERM
+// then SIGKILL after the grace period, and once every rank is reaped and their sockets drained
+// the run ends (Finished, Stopped or Failed with the first failed rank's story).
+#pragma once
+
+#include <QTimer>
+
+#include "run/run_backend.h"
+
+namespace ddpdesk {
+
+class LocalRankLauncher;
+class RankProcess;
+
+class LocalBackend : public RunBackend {
+  Q_OBJECT
+ public:
+  explicit LocalBackend(RunController& run);
+  ~LocalBackend() override;
+
+  bool start(const RunSpec& spec, const QString& program, QString* error) override;
+  void stop() override;
+  void kill() override;
+  void graceExpired() override;
+  void closing() override;
+  void retire() override;
+  int worldSize() const override;
+  std::vector<RankState> ranks() const override;
+
+ private:
+  void beginStopping();
+  void onRankFinished(int rank);
+  void recordFailure(const RankProcess& p);
+  void maybeFinish();
+  void finalize();
+
+  LocalRankLauncher* launcher_;
+  QTimer drain_timer_;
+  bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
+  bool draining_ = false;
+};
+
+}  // namespace ddpdesk

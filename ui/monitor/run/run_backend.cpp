@@ -1,0 +1,30 @@
+// What every kind of run's backend shares (run_backend.h).
+#include "run/run_backend.h"
+
+namespace ddpdesk {
+
+RunBackend::RunBackend(RunController& run) : run_(run) {}
+
+RunBackend::~RunBackend() = default;
+
+bool RunBackend::start(const RunSpec&, const QString&, QString* error) {
+  if (error) *error = QStringLiteral("this kind of run cannot be started, only followed");
+  return false;
+}
+
+bool RunBackend::attach(const QString&, QString* error) {
+  if (error) *error = QStringLiteral("this kind of run cannot be followed");
+  return false;
+}
+
+int RunBackend::worldSize() const {
+  return int(run_.connected_.size());
+}
+
+QList<qint64> RunBackend::pids() const {
+  QList<qint64> out;
+  for (const RankState& r : ranks()) out.append(r.pid);
+  return out;
+}
+
+}  // namespace ddpdesk

@@ -1,0 +1,86 @@
+// RunBackend: what differs between kinds of run, behind RunController (run_controller.h).
+// RunController keeps what every run has (the metrics server and store, the run directory, the
+// state, the failure and its reason, status.json and monitor.log, the grace timer, the signals to
+// the GUI); a backend starts or follows the ranks, stops and kills them, shows them in the rank
+// table, and learns how the run ended, which it hands to RunController::endRun() once.
+//
+//   LocalBackend (local/local_backend.h)       ranks as processes on this machine
+//   FollowedBackend (follow/followed_backend.h) a run directory written by ranks started elsewhere
+//   SshFollowedBackend (ssh/ssh_followed_backend.h) the same, of a directory on another host
+//   SlurmBackend (slurm/slurm_backend.h)       a Slurm job, submitted here or through a login node
+//
+// A backend lives for one run: start() or attach() makes it the controller's (through
+// beginRun()/beginFollowing()), and the next run's backend replaces it.
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <memory>
+#include <vector>
+
+#include "run/run_controller.h"
+
+namespace ddpdesk {
+
+class RunFollower;
+class SlurmJob;
+
+class RunBackend : public QObject {
+  Q_OBJECT
+ public:
+  using State = RunController::State;
+  using RankState = RunController::RankState;
+
+  explicit RunBackend(RunController& run);
+  ~RunBackend() override;
+
+  // Starts a run of `spec` (validated; run_dir set when resuming a directory in place) with the
+  // worker `program`. False with *error (one line) when nothing began.
+  virtual bool start(const RunSpec& spec, const QString& program, QString* error);
+  // Follows the run at `where` (a directory or an ssh:// URL). False with *error (one line).
+  virtual bool attach(const QString& where, QString* error);
+  // A graceful stop (the controller has set stopRequested()), and SIGKILL's equivalent.
+  virtual void stop() = 0;
+  virtual void kill() = 0;
+  // The grace period after stop() ran out (RunController::startGrace()).
+  virtual void graceExpired() {}
+  // The controller is being destroyed while this run is active.
+  virtual void closing() {}
+  // This backend is being replaced by the next run's: stop reading and polling.
+  virtual void retire() {}
+
+  // The ranks' process view.
+  virtual int worldSize() const;
+  virtual std::vector<RankState> ranks() const = 0;
+  QList<qint64> pids() const;
+
+  virtual bool isRemote() const { return false; }
+  virtual SlurmJob* slurmJob() const { return nullptr; }
+  virtual RunFollower* follower() const { return nullptr; }
+
+ protected:
+  // The controller's run, for the backends: the parts every kind of run shares.
+  RunController& run() const { return run_; }
+  RunSpec& spec() const { return run_.spec_; }
+  const QString& runDir() const { return run_.run_dir_path_; }
+  RunDirectory* dir() const { return run_.dir_.get(); }
+  MetricsStore* store() const { return run_.store_; }
+  MetricsServer* server() const { return run_.server_; }
+  State state() const { return run_.state_; }
+  void setState(State s) const { run_.setState(s); }
+  bool stopRequested() const { return run_.stop_requested_; }
+  bool attached() const { return run_.attached_; }
+  bool& hasFailure() const { return run_.has_failure_; }
+  RunController::Failure& failure() const { return run_.failure_; }
+  QString& launcherStatus() const { return run_.launcher_status_; }
+  std::vector<bool>& connected() const { return run_.connected_; }
+  const std::vector<QString>& rankErrors() const { return run_.rank_errors_; }
+  const std::vector<bool>& rankStopped() const { return run_.rank_stopped_; }
+  bool isCurrent() const { return run_.backend_.get() == this; }
+
+ private:
+  RunController& run_;
+};
+
+}  // namespace ddpdesk
