@@ -4,9 +4,11 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QStandardPaths>
 #include <optional>
 #include <string>
 
+#include "local/script_rank.h"
 #include "run/run_directory.h"
 #include "worker_settings.h"
 
@@ -61,6 +63,42 @@ QString planChange(const RunSpec& spec, const RunSpec& was) {
 
 }  // namespace
 
+namespace {
+
+// A Python-script run's files on this machine: the script, the interpreter, the working
+// directory, and arguments a shell could split.
+QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
+  const QFileInfo script(QString::fromStdString(spec.script));
+  if (!script.exists()) return invalid("script", spec.script, QStringLiteral("no such file"));
+  if (!script.isFile() || !script.isReadable())
+    return invalid("script", spec.script, QStringLiteral("is not a readable file"));
+  const QString python =
+      spec.python.empty() ? QStringLiteral("python3") : QString::fromStdString(spec.python);
+  QString found = python;
+  if (!python.contains(QLatin1Char('/'))) {
+    found = QStandardPaths::findExecutable(
+        python, env.value(QStringLiteral("PATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts));
+    if (found.isEmpty())
+      return spec.python.empty()
+                 ? invalid("python", "python3",
+                           QStringLiteral("no python3 on PATH; name the "
+                                          "interpreter with --python"))
+                 : invalid("python", spec.python, QStringLiteral("not found on PATH"));
+  }
+  const QFileInfo interpreter(found);
+  if (!interpreter.isFile() || !interpreter.isExecutable())
+    return invalid("python", spec.python.empty() ? "python3" : spec.python,
+                   QStringLiteral("is not an executable file"));
+  if (!spec.workdir.empty() && !QFileInfo(QString::fromStdString(spec.workdir)).isDir())
+    return invalid("workdir", spec.workdir, QStringLiteral("no such directory"));
+  QString why;
+  splitShellWords(QString::fromStdString(spec.script_args), &why);
+  if (!why.isEmpty()) return invalid("script_args", spec.script_args, why);
+  return {};
+}
+
+}  // namespace
+
 QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEnvironment) {
   // The values must outlive the lookup's returned pointers until read_worker_settings copies
   // them: one string per call, kept here.
@@ -88,6 +126,10 @@ QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEn
     if (const std::optional<RunSpec> was = resumedSpec(QString::fromStdString(spec.resume)))
       if (const QString problem = planChange(spec, *was); !problem.isEmpty()) return problem;
   }
+
+  if (const TaskInfo* task = find_task(spec.task); task && task->python_script && !spec.is_slurm())
+    if (const QString problem = scriptProblem(spec, rankEnvironment); !problem.isEmpty())
+      return problem;
 
   if (!spec.metrics_file.empty()) {
     const QFileInfo file(QString::fromStdString(spec.metrics_file));

@@ -6,7 +6,9 @@
 //   its record, metrics and checkpoints into the old one's; resuming that run is the way on;
 // - a resume that changes the run's plan: its world size, batch, accumulation or data set (the
 //   checkpoint's epoch and step within it would mean other samples and other step totals);
-// - a metrics file whose directory does not exist or cannot be written.
+// - a metrics file whose directory does not exist or cannot be written;
+// - a Python-script run's script (missing, unreadable), interpreter (not on PATH, not
+//   executable), working directory (missing) or arguments (an unclosed quote).
 // What only the worker can judge (a resume's checkpoint, a user task's files) is its dry run's
 // (task_check.h). Qt Core only.
 #pragma once

@@ -62,7 +62,9 @@ bool needsTaskCheck(const RunSpec& spec) {
 }
 
 bool needsResumeCheck(const RunSpec& spec) {
-  return !spec.resume.empty() && !spec.is_slurm_via_login();
+  // A Python script decides itself what resuming means (DDPDESK_RESUME): no worker checkpoint.
+  const TaskInfo* task = find_task(spec.task);
+  return !spec.resume.empty() && !spec.is_slurm_via_login() && !(task && task->python_script);
 }
 
 bool isTaskCheckField(const std::string& key) {

@@ -10,6 +10,7 @@
 #include "local/local_rank_launcher.h"
 #include "local/rank_command.h"
 #include "local/rank_process.h"
+#include "local/script_rank.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
 #include "run/run_directory.h"
@@ -54,21 +55,54 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
   });
 
   const int world = spec.nproc;
+  const TaskInfo* task = find_task(spec.task);
+  spec_is_script_ = task && task->python_script;
   run().beginRun(spec, std::move(dir), history, world);
   setState(State::Starting);
 
-  const RankCommand command = rankCommandFor(spec, program);
   launcher_->setExtraEnvironment(run().extraEnvironment());
   launcher_->create(world);
+  const QProcessEnvironment inherited = launcher_->rankEnvironment(0, world, QString());
+  std::vector<RankCommand> commands;
+  for (int r = 0; r < world; ++r)
+    commands.push_back(rankCommandFor(spec, program, r, world, inherited));
   // Launched after every object exists: a rank failing to start stops the others at once.
   this->dir()->logEvent(
       QStringLiteral("%1 %2 rank(s): %3")
           .arg(spec.resume.empty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
           .arg(world)
-          .arg(command.text()));
+          .arg(commands.front().text()));
+  if (spec_is_script_) watchOutputLosses(world);
   for (int r = 0; r < world && run().isActive(); ++r)
-    launcher_->startRank(r, command, server()->socketPath(), RunDirectory::logPath(runDir(), r));
+    launcher_->startRank(r, commands[r], server()->socketPath(),
+                         RunDirectory::logPath(runDir(), r));
   return true;
+}
+
+void LocalBackend::watchOutputLosses(int world) {
+  loss_readers_.assign(std::size_t(world), OutputLossReader());
+  since_start_.start();
+  connect(launcher_, &LocalRankLauncher::line, this,
+          [this](int rank, bool, const QString& text) { onRankLine(rank, text); });
+}
+
+void LocalBackend::onRankLine(int rank, const QString& text) {
+  if (rank < 0 || rank >= int(loss_readers_.size())) return;
+  if (rank < int(connected().size()) && connected()[rank]) return;  // the client reports
+  std::vector<wire::Message> messages;
+  QByteArray lines;
+  for (const OutputLoss& p : loss_readers_[std::size_t(rank)].read(text)) {
+    wire::Step s;
+    s.rank = rank;
+    s.step = p.step;
+    s.loss = p.loss;
+    // Only this rank's loss is known: the run's curve is the first rank to print each step.
+    s.global_loss = p.loss;
+    s.time = double(since_start_.elapsed()) / 1000.0;
+    messages.push_back(s);
+    lines += QByteArray::fromStdString(wire::encode(s)) + '\n';
+  }
+  if (!messages.empty()) run().ingest(messages, lines);
 }
 
 void LocalBackend::stop() {

@@ -2,11 +2,16 @@
 // run directory, starts every rank through a LocalRankLauncher with the command the spec names
 // (rank_command.h), and judges each rank's exit: a failure stops the others, a stop is SIGTERM
 // then SIGKILL after the grace period, and once every rank is reaped and their sockets drained
-// the run ends (Finished, Stopped or Failed with the first failed rank's story).
+// the run ends (Finished, Stopped or Failed with the first failed rank's story). A Python-script
+// run's ranks that never speak to the monitor (no client in the script) are charted from what
+// they print (output_loss.h).
 #pragma once
 
+#include <QElapsedTimer>
 #include <QTimer>
+#include <vector>
 
+#include "metrics/output_loss.h"
 #include "run/run_backend.h"
 
 namespace ddpdesk {
@@ -35,8 +40,15 @@ class LocalBackend : public RunBackend {
   void recordFailure(const RankProcess& p);
   void maybeFinish();
   void finalize();
+  // Task python: each rank's printed losses become its step messages while the rank has not
+  // connected (a script with the client reports through it instead).
+  void watchOutputLosses(int world);
+  void onRankLine(int rank, const QString& text);
 
   LocalRankLauncher* launcher_;
+  bool spec_is_script_ = false;
+  std::vector<OutputLossReader> loss_readers_;
+  QElapsedTimer since_start_;
   QTimer drain_timer_;
   bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
   bool draining_ = false;

@@ -104,7 +104,8 @@ void LocalRankLauncher::startRank(int rank, const RankCommand& command, const QS
                                   const QString& logPath) {
   QProcessEnvironment env = rankEnvironment(rank, size(), socketPath);
   env.insert(command.environment);
-  ranks_[rank]->start(command.program, command.arguments, env, logPath, command.stopSignals);
+  ranks_[rank]->start(command.program, command.arguments, env, logPath, command.stopSignals,
+                      command.workdir);
 }
 
 bool LocalRankLauncher::allExited() const {

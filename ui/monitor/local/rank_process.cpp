@@ -67,12 +67,13 @@ RankProcess::~RankProcess() {
 
 void RankProcess::start(const QString& program, const QStringList& args,
                         const QProcessEnvironment& env, const QString& logPath,
-                        StopSignals stopSignals) {
+                        StopSignals stopSignals, const QString& workdir) {
   log_.setFileName(logPath);
   log_.open(QIODevice::WriteOnly | QIODevice::Append);
   proc_->setProgram(program);
   proc_->setArguments(args);
   proc_->setProcessEnvironment(env);
+  proc_->setWorkingDirectory(workdir);
   const pid_t monitor = ::getpid();
   // Runs in the child between fork and exec (async-signal-safe calls only). If the monitor dies
   // in any way, the kernel sends the rank SIGTERM, which the worker treats as a graceful stop.

@@ -33,8 +33,10 @@ class RankProcess : public QObject {
   // blocked), or Blocked from birth (the mask survives exec), for a program that takes them on
   // a thread of its own, as ddpdesk-worker does.
   enum class StopSignals { AsTheyAre, Blocked };
+  // `workdir` empty: the monitor's working directory.
   void start(const QString& program, const QStringList& args, const QProcessEnvironment& env,
-             const QString& logPath, StopSignals stopSignals = StopSignals::AsTheyAre);
+             const QString& logPath, StopSignals stopSignals = StopSignals::AsTheyAre,
+             const QString& workdir = QString());
   void terminate();  // SIGTERM: the worker's graceful stop
   void kill();       // SIGKILL
   // For destructors only: SIGKILL and reap synchronously (the one place that may block, briefly).

@@ -1,0 +1,191 @@
+// Python-script runs end to end (task python): `ddpdesk --headless` starting real python3 ranks
+// with torchrun's environment. A script that only prints its loss is charted from its output; a
+// real two-rank PyTorch DDP script with accumulation (examples/ddp_train.py, Debian's
+// python3-torch, Gloo) reports through the client, and the losses in the run's metrics equal
+// those the script computed; Ctrl+C stops every rank through the client with a checkpoint and
+// leaves no process; bad input is one line and exit 2 with nothing written.
+#include <QDirIterator>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+#include <map>
+
+#include "monitor_test_util.h"
+#include "qt_test_main.h"
+
+using namespace ddpdesk;
+using namespace ddpdesk::test;
+
+namespace {
+constexpr int kTimeoutMs = 300000;  // python3 and torch start-up on a loaded 2-core machine
+const QString kPython = QStringLiteral(DDPDESK_PYTHON3);
+const QString kExamples = QStringLiteral(DDPDESK_SOURCE_DIR "/examples");
+
+// The worker beside ddpdesk: a script run only takes the client's folder from its place.
+QString workerBeside() {
+  return QFileInfo(QStringLiteral(DDPDESK_BIN)).absolutePath() + QStringLiteral("/ddpdesk-worker");
+}
+
+bool pythonHasTorch() {
+  return runProgram(kPython, {QStringLiteral("-c"), QStringLiteral("import torch")}).code == 0;
+}
+
+// rank -> step -> loss, from a run's metrics.jsonl step messages.
+std::map<int, std::map<qint64, double>> stepLosses(const QString& runDir) {
+  std::map<int, std::map<qint64, double>> out;
+  QFile f(runDir + QStringLiteral("/metrics.jsonl"));
+  if (!f.open(QIODevice::ReadOnly)) return out;
+  for (const QByteArray& line : f.readAll().split('\n')) {
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o.value(QStringLiteral("type")).toString() != QLatin1String("step")) continue;
+    out[o.value(QStringLiteral("rank")).toInt()]
+       [qint64(o.value(QStringLiteral("step")).toDouble())] =
+           o.value(QStringLiteral("loss")).toDouble();
+  }
+  return out;
+}
+
+QString onlyRunDir(const QString& xdg) {
+  const QDir runs(xdg + QStringLiteral("/ddpdesk/runs"));
+  const QStringList dirs = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+  return dirs.size() == 1 ? runs.filePath(dirs.front()) : QString();
+}
+}  // namespace
+
+class TestScriptRun : public QObject {
+  Q_OBJECT
+  std::unique_ptr<QTemporaryDir> home;
+
+ private Q_SLOTS:
+  void init() {
+    home = std::make_unique<QTemporaryDir>();
+    QVERIFY(home->isValid());
+  }
+
+  // No client: "step N loss=X" lines on each rank's stdout become its loss curve.
+  void printedLossesAreCharted() {
+    auto p =
+        startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+                      {"--task", "python", "--script", kExamples + "/print_only.py", "--python",
+                       kPython, "--nproc", "2", "--script-args", "--steps 12 --sleep 0"});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QString runDir = onlyRunDir(home->path());
+    QVERIFY(!runDir.isEmpty());
+    const auto losses = stepLosses(runDir);
+    QCOMPARE(int(losses.size()), 2);
+    for (int rank = 0; rank < 2; ++rank) {
+      QCOMPARE(int(losses.at(rank).size()), 12);
+      for (const auto& [step, loss] : losses.at(rank)) {
+        const double printed =
+            QString::number(2.0 * std::exp(-double(step) / 20) + 0.01 * rank, 'f', 6).toDouble();
+        QCOMPARE(loss, printed);
+      }
+    }
+    // The ranks' own output is kept as for any rank.
+    QFile log(runDir + QStringLiteral("/rank-1.log"));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    QVERIFY(log.readAll().contains("epoch 0 step 12 loss="));
+  }
+
+  // A real DDP script with the client: the losses in the run's metrics are the script's own.
+  void ddpScriptLossesAreTheScripts() {
+    if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
+    const QString losses = home->filePath(QStringLiteral("losses"));
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
+         "--nproc", "2", "--batch-size", "8", "--accum-steps", "2", "--epochs", "1", "--seed", "3",
+         "--script-args",
+         "--epochs {epochs} --batch-size {batch_size} --accum-steps {accum_steps} --lr {lr} "
+         "--seed {seed} --samples 512 --losses " +
+             losses});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QString runDir = onlyRunDir(home->path());
+    const auto charted = stepLosses(runDir);
+    for (int rank = 0; rank < 2; ++rank) {
+      QFile f(losses + QStringLiteral(".rank-%1").arg(rank));
+      QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+      int lines = 0;
+      for (const QByteArray& line : f.readAll().split('\n')) {
+        const QList<QByteArray> parts = line.split(' ');
+        if (parts.size() != 2) continue;
+        ++lines;
+        const qint64 step = parts[0].toLongLong();
+        QVERIFY2(charted.count(rank) && charted.at(rank).count(step),
+                 qPrintable(QStringLiteral("rank %1 step %2 not charted").arg(rank).arg(step)));
+        QCOMPARE(charted.at(rank).at(step), parts[1].toDouble());  // bit for bit
+      }
+      QCOMPARE(lines, 512 / (8 * 2 * 2));  // every optimizer step of the epoch
+    }
+    QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/checkpoint.pt")));
+  }
+
+  // Ctrl+C: the client's should_stop() on every rank, the script's checkpoint, exit 130 (stopped),
+  // and no process of the run left.
+  void ctrlCStopsEveryRankWithACheckpoint() {
+    if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
+         "--nproc", "2", "--epochs", "1000", "--script-args",
+         "--epochs {epochs} --samples 512 --step-sleep 0.05 --losses {run_dir}/losses"});
+    QString runDir;
+    for (int i = 0; i < kTimeoutMs / 100 && runDir.isEmpty(); ++i) {
+      QTest::qWait(100);
+      runDir = onlyRunDir(home->path());
+    }
+    QVERIFY(!runDir.isEmpty());
+    const QString metrics = runDir + QStringLiteral("/metrics.jsonl");
+    for (int i = 0; i < kTimeoutMs / 100 && !bothRanksStepping(metrics); ++i) QTest::qWait(100);
+    QVERIFY2(bothRanksStepping(metrics), "the ranks never stepped");
+    ::kill(pid_t(p->processId()), SIGINT);
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(r.code == 130, qPrintable(r.err));
+    QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/checkpoint.pt")));
+    QFile status(runDir + QStringLiteral("/status.json"));
+    QVERIFY(status.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(status.readAll()).object().value("state").toString(),
+             QStringLiteral("Stopped"));
+    // No python3 of this run is left (their command lines name the run directory).
+    const ProcessResult ps = runProgram(QStringLiteral("pgrep"), {"-f", runDir});
+    QVERIFY2(ps.out.trimmed().isEmpty(), qPrintable(ps.out));
+  }
+
+  void badInputIsOneLineAndNothingWritten_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("line");
+    const QString script = kExamples + QStringLiteral("/print_only.py");
+    QTest::newRow("no script") << QStringList{"--task", "python"}
+                               << "ddpdesk: invalid --script '': is required with task python: "
+                                  "the training script to run";
+    QTest::newRow("missing script")
+        << QStringList{"--task", "python", "--script", "/nonexistent/train.py"}
+        << "ddpdesk: invalid --script '/nonexistent/train.py': no such file";
+    QTest::newRow("unknown placeholder")
+        << QStringList{"--task", "python", "--script", script, "--script-args", "--x {bogus}"}
+        << "ddpdesk: invalid --script-args '--x {bogus}': has the unknown placeholder {bogus} "
+           "(known: {batch_size} {accum_steps} {epochs} {lr} {seed} {nproc} {run_dir} {resume})";
+    QTest::newRow("python not executable")
+        << QStringList{"--task", "python", "--script", script, "--python", script}
+        << "ddpdesk: invalid --python '" + script + "': is not an executable file";
+    QTest::newRow("unclosed quote")
+        << QStringList{"--task", "python", "--script", script, "--script-args", "--name 'x"}
+        << "ddpdesk: invalid --script-args '--name 'x': an unclosed ' quote";
+  }
+  void badInputIsOneLineAndNothingWritten() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, line);
+    auto p = startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(), args);
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err.trimmed(), line);
+    QVERIFY(!QDir(home->path() + QStringLiteral("/ddpdesk")).exists());
+  }
+};
+
+DDPDESK_TEST_GUILESS_MAIN(TestScriptRun)
+#include "test_script_run.moc"
