@@ -41,6 +41,11 @@ class TestRunSpec : public QObject {
         "{resume} {} {1,2} {";
     QVERIFY(validate(s).empty());
     QCOMPARE(unknown_placeholder("{a}{batch_size}"), std::string("{a}"));
+    s.launcher = "slurm";  // not wired for scripts yet: said, not started wrong
+    errors = validate(s);
+    QCOMPARE(int(errors.size()), 1);
+    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("launcher"));
+    s.launcher = "local";
     const auto worker = validate_for_worker(s);
     QCOMPARE(int(worker.size()), 1);
     QCOMPARE(QString::fromStdString(worker[0].field), QStringLiteral("task"));

@@ -80,6 +80,22 @@ class TestScriptRank : public QObject {
     QCOMPARE(r.workdir, runDir);
   }
 
+  // Relative paths are the monitor's (where the person typed them), not the run directory's.
+  void pathsBecomeAbsolute() {
+    RunSpec s = pythonSpec();
+    s.script = "train.py";
+    s.workdir = "data";
+    s.python = "venv/bin/python";
+    makeScriptPathsAbsolute(s);
+    const QString here = QDir::currentPath();
+    QCOMPARE(QString::fromStdString(s.script), here + QStringLiteral("/train.py"));
+    QCOMPARE(QString::fromStdString(s.workdir), here + QStringLiteral("/data"));
+    QCOMPARE(QString::fromStdString(s.python), here + QStringLiteral("/venv/bin/python"));
+    s.python = "python3.11";  // a name: looked up on PATH, left as it is
+    makeScriptPathsAbsolute(s);
+    QCOMPARE(s.python, std::string("python3.11"));
+  }
+
   void interpreterAndWorkdirAreTheSpecsWhenGiven() {
     RunSpec s = pythonSpec();
     s.python = "/opt/venv/bin/python";

@@ -112,6 +112,54 @@ class TestLaunchCommand : public QObject {
     QCOMPARE(QString::fromStdString(got.dump()), QString::fromStdString(want.dump()));
   }
 
+  // Task python: the script under torchrun, its placeholders filled; srun runs one torchrun per
+  // node. The torchrun line goes through Debian's torchrun parser as a user's paste would.
+  void pythonScriptLines() {
+    RunSpec s;
+    s.task = "python";
+    s.script = "train dir/train.py";
+    s.nproc = 4;
+    s.batch_size = 32;
+    s.script_args = "--bs {batch_size} --out {run_dir}/ckpt --name 'two words'";
+    QCOMPARE(torchrunCommand(s),
+             QStringLiteral("torchrun --nnodes 1 --nproc_per_node 4 'train dir/train.py' --bs 32 "
+                            "--out ./ckpt --name 'two words'"));
+    s.launcher = "slurm";
+    s.slurm_nodes = 2;
+    s.slurm_tasks_per_node = 8;
+    s.device = "cuda";
+    QCOMPARE(srunCommand(s),
+             QStringLiteral("srun --nodes 2 --ntasks 2 --ntasks-per-node 1 --gres=gpu:8 torchrun "
+                            "--nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint "
+                            "\"$MASTER_ADDR:29500\" 'train dir/train.py' --bs 32 --out ./ckpt "
+                            "--name 'two words'"));
+    if (QProcess::execute(QStringLiteral("/usr/bin/python3"),
+                          {QStringLiteral("-c"), QStringLiteral("import torch.distributed.run")}) !=
+        0)
+      QSKIP("needs Debian's python3-torch");
+    const QString parse = QStringLiteral(
+        "import json, sys\n"
+        "from torch.distributed.run import get_args_parser\n"
+        "a = get_args_parser().parse_args(sys.argv[1:])\n"
+        "print(json.dumps([a.nnodes, a.nproc_per_node, a.no_python, a.training_script] +"
+        " a.training_script_args))\n");
+    QProcess sh;
+    sh.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PARSE"), parse);
+    sh.setProcessEnvironment(env);
+    s.launcher = "local";
+    sh.start(QStringLiteral("/bin/sh"),
+             {QStringLiteral("-c"),
+              QStringLiteral("torchrun() { exec /usr/bin/python3 -c \"$PARSE\" \"$@\"; }\n") +
+                  torchrunCommand(s)});
+    QVERIFY(sh.waitForFinished(120000));
+    QCOMPARE(sh.exitCode(), 0);
+    QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()).trimmed(),
+             QStringLiteral("[\"1\", \"4\", false, \"train dir/train.py\", \"--bs\", \"32\", "
+                            "\"--out\", \"./ckpt\", \"--name\", \"two words\"]"));
+  }
+
   void quoting() {
     QCOMPARE(shellQuote(QStringLiteral("plain-word_1.2/x")), QStringLiteral("plain-word_1.2/x"));
     QCOMPARE(shellQuote(QStringLiteral("a b")), QStringLiteral("'a b'"));

@@ -41,6 +41,7 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
     return false;
   };
   RunSpec spec = given;
+  makeScriptPathsAbsolute(spec);
   auto dir = std::make_unique<RunDirectory>();
   QString err;
   if (!dir->create(spec, &err)) return fail(err);

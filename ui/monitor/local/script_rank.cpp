@@ -1,6 +1,7 @@
 // A Python-script rank's command line and environment (script_rank.h).
 #include "local/script_rank.h"
 
+#include <QFileInfo>
 #include <nlohmann/json.hpp>
 
 namespace ddpdesk {
@@ -31,6 +32,16 @@ QString fillPlaceholders(const QString& word, const RunSpec& spec, const QString
 }
 
 }  // namespace
+
+void makeScriptPathsAbsolute(RunSpec& spec) {
+  const auto absolute = [](std::string& path) {
+    if (!path.empty())
+      path = QFileInfo(QString::fromStdString(path)).absoluteFilePath().toStdString();
+  };
+  absolute(spec.script);
+  absolute(spec.workdir);
+  if (spec.python.find('/') != std::string::npos) absolute(spec.python);
+}
 
 QStringList splitShellWords(const QString& text, QString* error) {
   QStringList words;

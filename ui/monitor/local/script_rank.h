@@ -21,6 +21,11 @@ struct ScriptRank {
   QString error;          // one line when script_args cannot be split; the rest is then empty
 };
 
+// The script, an interpreter named by a path and the working directory as absolute paths, read
+// against the monitor's working directory: the ranks start elsewhere (the run directory), and a
+// resume may come from anywhere.
+void makeScriptPathsAbsolute(RunSpec& spec);
+
 // Splits `text` into words as a POSIX shell would for plain words, '...' and "..." (with \" and
 // \\ inside) and backslash escapes; no variables, globs or substitutions. *error (one line) on
 // an unclosed quote.

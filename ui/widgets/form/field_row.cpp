@@ -37,11 +37,14 @@ QStringList choicesFor(const QString& key) {
   return out;
 }
 
-// The file filter of a user-task file field; empty for other fields.
+// The file filter of a field naming a file to open (the user task's, the Python script and its
+// interpreter); empty for other fields.
 QString openFilter(const QString& key) {
   if (key == QLatin1String("model")) return QObject::tr("TorchScript (*.pt *.pth);;All files (*)");
   if (key == QLatin1String("train_data") || key == QLatin1String("eval_data"))
     return QObject::tr("Tensors (*.safetensors *.pt *.pth);;All files (*)");
+  if (key == QLatin1String("script")) return QObject::tr("Python (*.py);;All files (*)");
+  if (key == QLatin1String("python")) return QObject::tr("All files (*)");
   return {};
 }
 
@@ -79,6 +82,10 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("loss"), QObject::tr("Loss")},
       {QStringLiteral("input_name"), QObject::tr("Input tensor")},
       {QStringLiteral("target_name"), QObject::tr("Target tensor")},
+      {QStringLiteral("script"), QObject::tr("Script")},
+      {QStringLiteral("script_args"), QObject::tr("Script arguments")},
+      {QStringLiteral("python"), QObject::tr("Python")},
+      {QStringLiteral("workdir"), QObject::tr("Working directory")},
       {QStringLiteral("launcher"), QObject::tr("Run on")},
       {QStringLiteral("slurm_nodes"), QObject::tr("Nodes")},
       {QStringLiteral("slurm_tasks_per_node"), QObject::tr("Ranks per node")},
@@ -147,7 +154,8 @@ QWidget* FieldRow::makeEditor() {
   auto* edit = new QLineEdit(this);
   connect(edit, &QLineEdit::textChanged, this, &FieldRow::edited);
   const QString filter = openFilter(key);
-  const bool dir = key == QLatin1String("run_dir") || key == QLatin1String("resume");
+  const bool dir = key == QLatin1String("run_dir") || key == QLatin1String("resume") ||
+                   key == QLatin1String("workdir");
   const bool save = key == QLatin1String("metrics_file");
   if (dir || save || !filter.isEmpty()) {
     auto* browse = new QToolButton(this);

@@ -3,6 +3,8 @@
 
 #include <QRegularExpression>
 
+#include "local/script_rank.h"
+
 namespace ddpdesk {
 
 // The worker's words, each quoted for a shell where it needs it.
@@ -25,20 +27,39 @@ Shape shapeOf(const RunSpec& spec) {
   return {1, spec.nproc};
 }
 
+bool isScript(const RunSpec& spec) {
+  const TaskInfo* task = find_task(spec.task);
+  return task && task->python_script;
+}
+
+// A script run's `script.py args...`, the placeholders filled as a run would fill them ({run_dir}
+// with the spec's run directory, "." when it has none).
+QStringList quotedScriptWords(const RunSpec& spec) {
+  const ScriptRank r = scriptRank(
+      spec, spec.run_dir.empty() ? QStringLiteral(".") : QString::fromStdString(spec.run_dir),
+      QString::fromStdString(spec.resume));
+  QStringList words;
+  for (const QString& a : r.arguments) words << shellQuote(a);
+  return words;
+}
+
 }  // namespace
 
 // torchrun's flags with underscores, as Debian's torchrun (1.13) takes them and as
 // test_torchrun drives it; later torchruns take them too.
 QString torchrunCommand(const RunSpec& spec, const QString& worker) {
   const Shape shape = shapeOf(spec);
-  QStringList words = {QStringLiteral("torchrun"), QStringLiteral("--no_python"),
-                       QStringLiteral("--nnodes"), QString::number(shape.nodes)};
+  const bool script = isScript(spec);
+  QStringList words = {QStringLiteral("torchrun")};
+  if (!script) words << QStringLiteral("--no_python");
+  words << QStringLiteral("--nnodes") << QString::number(shape.nodes);
   // Run on every node: each sets NODE_RANK (0 to nodes-1) and MASTER_ADDR (node 0's host).
   if (shape.nodes > 1)
     words << QStringLiteral("--node_rank") << QStringLiteral("\"$NODE_RANK\"")
           << QStringLiteral("--master_addr") << QStringLiteral("\"$MASTER_ADDR\"");
-  words << QStringLiteral("--nproc_per_node") << QString::number(shape.perNode)
-        << shellQuote(worker);
+  words << QStringLiteral("--nproc_per_node") << QString::number(shape.perNode);
+  if (script) return (words + quotedScriptWords(spec)).join(QLatin1Char(' '));
+  words << shellQuote(worker);
   return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
 }
 
@@ -46,12 +67,24 @@ QString torchrunCommand(const RunSpec& spec, const QString& worker) {
 // list, a port from the job id), and a fixed 127.0.0.1 would be wrong on any other node.
 QString srunCommand(const RunSpec& spec, const QString& worker) {
   const Shape shape = shapeOf(spec);
+  const bool script = isScript(spec);
+  // A torchrun-style script reads torchrun's variables, which srun does not set: one torchrun
+  // per node, meeting at the first node's host (MASTER_ADDR, set before srun).
+  const int tasks = script ? shape.nodes : shape.nodes * shape.perNode;
   QStringList words = {QStringLiteral("srun"), QStringLiteral("--nodes"),
                        QString::number(shape.nodes), QStringLiteral("--ntasks"),
-                       QString::number(shape.nodes * shape.perNode)};
+                       QString::number(tasks)};
   if (shape.nodes > 1)
-    words << QStringLiteral("--ntasks-per-node") << QString::number(shape.perNode);
+    words << QStringLiteral("--ntasks-per-node") << QString::number(script ? 1 : shape.perNode);
   if (spec.device == "cuda") words << QStringLiteral("--gres=gpu:%1").arg(shape.perNode);
+  if (script) {
+    words << QStringLiteral("torchrun") << QStringLiteral("--nnodes")
+          << QString::number(shape.nodes) << QStringLiteral("--nproc_per_node")
+          << QString::number(shape.perNode) << QStringLiteral("--rdzv_backend")
+          << QStringLiteral("c10d") << QStringLiteral("--rdzv_endpoint")
+          << QStringLiteral("\"$MASTER_ADDR:29500\"");
+    return (words + quotedScriptWords(spec)).join(QLatin1Char(' '));
+  }
   words << shellQuote(worker);
   return (words + quotedWorkerArguments(spec)).join(QLatin1Char(' '));
 }

@@ -14,6 +14,7 @@
 
 #include "form/field_row.h"
 #include "form/launcher_section.h"
+#include "form/script_section.h"
 #include "form/spec_settings.h"
 #include "form/task_check_gate.h"
 #include "form/user_task_section.h"
@@ -32,17 +33,18 @@ const QStringList& basicKeys() {
   return keys;
 }
 
-// Display order: the spec's field order, with the user task's rows right under the task (they
-// are what a user task is about), then the rest.
+// Display order: the spec's field order, with the user task's and the script's rows right under
+// the task (they are what such a task is about), then the rest.
 QStringList displayOrder() {
   QStringList order;
   for (const FieldInfo& f : run_spec_fields()) {
     const QString key = QString::fromLatin1(f.key);
-    if (UserTaskSection::holds(key)) continue;
+    if (UserTaskSection::holds(key) || ScriptSection::holds(key)) continue;
     order << key;
     if (key == QLatin1String("task"))
       for (const FieldInfo& u : run_spec_fields())
-        if (is_user_task_field(u.key)) order << QString::fromLatin1(u.key);
+        if (is_user_task_field(u.key) || is_script_field(u.key))
+          order << QString::fromLatin1(u.key);
   }
   return order;
 }
@@ -54,7 +56,8 @@ QString jsonText(const nlohmann::json& v) {
 
 }  // namespace
 
-RunSpecForm::RunSpecForm(QWidget* parent) : QWidget(parent), userTask_(new UserTaskSection(this)) {
+RunSpecForm::RunSpecForm(QWidget* parent)
+    : QWidget(parent), userTask_(new UserTaskSection(this)), script_(new ScriptSection(this)) {
   connect(userTask_, &UserTaskSection::answered, this, [this] { revalidate(); });
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(4, 4, 4, 4);
@@ -94,10 +97,15 @@ RunSpecForm::RunSpecForm(QWidget* parent) : QWidget(parent), userTask_(new UserT
       launcher_->addRow(key, row->label(), row);
     else if (UserTaskSection::holds(key))
       userTask_->addRow(row);
+    else if (ScriptSection::holds(key))
+      script_->addRow(row);
     else
       (basicKeys().contains(key) ? basic : advanced)->addRow(row->label(), row);
     // The user task's rows sit right under the task (they are what a user task is about).
-    if (key == QLatin1String("task")) basic->addRow(userTask_);
+    if (key == QLatin1String("task")) {
+      basic->addRow(userTask_);
+      basic->addRow(script_);
+    }
   }
   outer->addLayout(basic);
   outer->addWidget(launcher_);
@@ -213,12 +221,14 @@ void RunSpecForm::revalidate() {
   for (FieldRow* r : rows_) {
     const QString e = errors.value(r->key());
     r->showError(e, pending_.contains(r->key()));
-    advancedError = advancedError || (!e.isEmpty() && !basicKeys().contains(r->key()) &&
-                                      !UserTaskSection::holds(r->key()));
+    advancedError =
+        advancedError || (!e.isEmpty() && !basicKeys().contains(r->key()) &&
+                          !UserTaskSection::holds(r->key()) && !ScriptSection::holds(r->key()));
   }
   // A problem in a collapsed section must not be invisible.
   if (advancedError) advancedToggle_->setChecked(true);
   userTask_->showFor(s, errors_);
+  script_->showFor(s, errors_);
   bool slurmProblem = false;
   for (auto it = errors.cbegin(); it != errors.cend(); ++it)
     slurmProblem = slurmProblem || (LauncherSection::holds(it.key()) && it.key() != "launcher");

@@ -25,6 +25,7 @@ namespace ddpdesk {
 
 class FieldRow;
 class LauncherSection;
+class ScriptSection;
 class UserTaskSection;
 
 class RunSpecForm : public QWidget {
@@ -103,6 +104,7 @@ class RunSpecForm : public QWidget {
   QFormLayout* basic_ = nullptr;
   LauncherSection* launcher_ = nullptr;
   UserTaskSection* userTask_ = nullptr;
+  ScriptSection* script_ = nullptr;
 };
 
 }  // namespace ddpdesk
