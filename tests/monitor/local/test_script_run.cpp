@@ -153,6 +153,75 @@ class TestScriptRun : public QObject {
     // No python3 of this run is left (their command lines name the run directory).
     const ProcessResult ps = runProgram(QStringLiteral("pgrep"), {"-f", runDir});
     QVERIFY2(ps.out.trimmed().isEmpty(), qPrintable(ps.out));
+
+    // Resume: the script is started again with DDPDESK_RESUME and {resume}; the example reloads
+    // its checkpoint and continues after the step it stopped at, to the end of epoch 2.
+    const auto before = stepLosses(runDir);
+    QVERIFY(before.count(0));
+    const qint64 stoppedAt = before.at(0).rbegin()->first;
+    QVERIFY(stoppedAt < 32);
+    auto again = startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+                               {"--resume", runDir, "--epochs", "2"});
+    const ProcessResult r2 = finishProcess(*again, kTimeoutMs);
+    QVERIFY2(r2.code == 0, qPrintable(r2.err));
+    QFile written(runDir + QStringLiteral("/losses.rank-1"));
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    QList<qint64> steps;
+    for (const QByteArray& line : written.readAll().split('\n'))
+      if (!line.isEmpty()) steps << line.split(' ').front().toLongLong();
+    // Steps 1..32 once each: the resumed script began right after its checkpoint's step.
+    QCOMPARE(steps.size(), 32);
+    for (int i = 0; i < steps.size(); ++i) QCOMPARE(steps[i], qint64(i + 1));
+    QCOMPARE(stepLosses(runDir).at(1).size(), std::size_t(32));
+  }
+
+  // A rank killed from outside (the OOM killer): the run fails naming it, the other rank is
+  // stopped, nothing is left running.
+  void aKilledRankFailsTheRunAndLeavesNothing() {
+    if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
+         "--nproc", "2", "--epochs", "1000", "--script-args",
+         "--epochs {epochs} --samples 512 --step-sleep 0.05 --losses {run_dir}/losses"});
+    QString runDir;
+    for (int i = 0; i < kTimeoutMs / 100 && runDir.isEmpty(); ++i) {
+      QTest::qWait(100);
+      runDir = onlyRunDir(home->path());
+    }
+    const QString metrics = runDir + QStringLiteral("/metrics.jsonl");
+    for (int i = 0; i < kTimeoutMs / 100 && !bothRanksStepping(metrics); ++i) QTest::qWait(100);
+    QVERIFY2(bothRanksStepping(metrics), "the ranks never stepped");
+    const ProcessResult pg =
+        runProgram(QStringLiteral("pgrep"), {"-f", runDir + QStringLiteral("/losses")});
+    QList<qint64> pids = pidList(pg.out.simplified());
+    QCOMPARE(pids.size(), 2);
+    // Which of the two is rank 1: its environment says.
+    qint64 rank1 = 0;
+    for (qint64 pid : pids) {
+      QFile env(QStringLiteral("/proc/%1/environ").arg(pid));
+      if (env.open(QIODevice::ReadOnly) && env.readAll().split('\0').contains("RANK=1"))
+        rank1 = pid;
+    }
+    QVERIFY(rank1 != 0);
+    ::kill(pid_t(rank1), SIGKILL);
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("rank 1 was killed by signal 9 (SIGKILL)")),
+             qPrintable(r.err));
+    QVERIFY(allGone(pids));
+  }
+
+  // A script that cannot even be compiled: the run fails at once with Python's own words.
+  void aSyntaxErrorFailsAtOnceWithTheTraceback() {
+    const QString script = writeFile(QDir(home->path()), QStringLiteral("broken.py"),
+                                     "import os\ndef train(:\n    pass\n");
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", script, "--python", kPython, "--nproc", "2"});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("SyntaxError")), qPrintable(r.err));
   }
 
   void badInputIsOneLineAndNothingWritten_data() {

@@ -209,6 +209,12 @@ void LocalBackend::onRankFinished(int rank) {
   if (bad && !hasFailure()) {
     recordFailure(*p);
     beginStopping();
+  } else if (bad && x.crashed && failure().signal == 0 && failure().exitCode > 0) {
+    // Ranks fail together: when one is killed (the OOM killer, a crash), its peers see it vanish
+    // and exit with an error of their own, and the monitor may reap one of them first. A death
+    // by a signal nobody here sent is the cause, never the consequence: it takes the blame from
+    // a rank that only exited with an error code.
+    recordFailure(*p);
   }
   maybeFinish();
 }
