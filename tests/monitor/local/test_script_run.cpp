@@ -72,6 +72,7 @@ class TestScriptRun : public QObject {
                        kPython, "--nproc", "2", "--script-args", "--steps 12 --sleep 0"});
     const ProcessResult r = finishProcess(*p, kTimeoutMs);
     QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QStringLiteral("still run")), qPrintable(r.err));
     const QString runDir = onlyRunDir(home->path());
     QVERIFY(!runDir.isEmpty());
     const auto losses = stepLosses(runDir);
@@ -210,6 +211,25 @@ class TestScriptRun : public QObject {
     QVERIFY2(r.err.contains(QStringLiteral("rank 1 was killed by signal 9 (SIGKILL)")),
              qPrintable(r.err));
     QVERIFY(allGone(pids));
+  }
+
+  // Rank 0 ends well while rank 1 would wait for it forever: said at once, and a collective
+  // timeout later rank 1 is stopped and the run fails naming the wait.
+  void aRankLeftWaitingIsStoppedAfterTheCollectiveTimeout() {
+    const QString script = writeFile(
+        QDir(home->path()), QStringLiteral("lone.py"),
+        "import os, time\nif os.environ['RANK'] != '0':\n    time.sleep(600)\nprint('loss=1')\n");
+    auto p = startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+                           {"--task", "python", "--script", script, "--python", kPython, "--nproc",
+                            "2", "--collective-timeout", "2"});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("rank 0 ended while rank(s) 1 still run")),
+             qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("rank(s) 1 still ran 2 s after rank 0 ended")),
+             qPrintable(r.err));
+    const ProcessResult ps = runProgram(QStringLiteral("pgrep"), {"-f", script});
+    QVERIFY2(ps.out.trimmed().isEmpty(), qPrintable(ps.out));
   }
 
   // A script that cannot even be compiled: the run fails at once with Python's own words.

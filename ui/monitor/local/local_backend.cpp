@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QFileInfo>
+#include <algorithm>
 #include <csignal>
 
 #include "local/local_rank_launcher.h"
@@ -31,6 +32,8 @@ LocalBackend::LocalBackend(RunController& run)
   connect(launcher_, &LocalRankLauncher::rankFinished, this, &LocalBackend::onRankFinished);
   drain_timer_.setSingleShot(true);
   connect(&drain_timer_, &QTimer::timeout, this, &LocalBackend::finalize);
+  lone_timer_.setSingleShot(true);
+  connect(&lone_timer_, &QTimer::timeout, this, &LocalBackend::loneRanksTimedOut);
 }
 
 LocalBackend::~LocalBackend() = default;
@@ -216,11 +219,62 @@ void LocalBackend::onRankFinished(int rank) {
     // a rank that only exited with an error code.
     recordFailure(*p);
   }
+  if (!bad && !ourSignal) watchLoneRanks(rank);
   maybeFinish();
+}
+
+void LocalBackend::watchLoneRanks(int rank) {
+  if (!spec_is_script_ || term_sent_ || hasFailure() || launcher_->allExited() ||
+      lone_timer_.isActive())
+    return;
+  first_done_ = rank;
+  lone_warned_ = false;
+  // Ranks that end together end within moments of each other: say nothing for those.
+  const int timeoutMs = int(spec().collective_timeout * 1000);
+  lone_timer_.start(std::min(5000, timeoutMs / 2));
+}
+
+QString LocalBackend::runningRanks() const {
+  QStringList running;
+  for (const RankProcess* p : launcher_->ranks())
+    if (p->isRunning()) running << QString::number(p->rank());
+  return running.join(QLatin1Char(' '));
+}
+
+void LocalBackend::loneRanksTimedOut() {
+  if (term_sent_ || hasFailure() || launcher_->allExited()) return;
+  const int timeoutMs = int(spec().collective_timeout * 1000);
+  if (!lone_warned_) {
+    lone_warned_ = true;
+    Q_EMIT run().warning(QStringLiteral("rank %1 ended while rank(s) %2 still run; they are "
+                                        "stopped if they have not ended %3 s after it "
+                                        "(collective_timeout)")
+                             .arg(first_done_)
+                             .arg(runningRanks())
+                             .arg(spec().collective_timeout));
+    lone_timer_.start(std::max(0, timeoutMs - lone_timer_.interval()));
+    return;
+  }
+  const QString running = runningRanks();
+  hasFailure() = true;
+  RunController::Failure& f = failure();
+  f.rank = running.section(QLatin1Char(' '), 0, 0).toInt();
+  f.exitCode = -1;
+  f.signal = 0;
+  f.what = QStringLiteral(
+               "rank(s) %1 still ran %2 s after rank %3 ended (waiting for it in a "
+               "collective?)")
+               .arg(running)
+               .arg(spec().collective_timeout)
+               .arg(first_done_);
+  f.errorMessage.clear();
+  f.stderrTail.clear();
+  beginStopping();
 }
 
 void LocalBackend::maybeFinish() {
   if (!launcher_->allExited()) return;
+  lone_timer_.stop();
   run().stopGrace();
   if (draining_) return;
   draining_ = true;

@@ -44,11 +44,20 @@ class LocalBackend : public RunBackend {
   // connected (a script with the client reports through it instead).
   void watchOutputLosses(int world);
   void onRankLine(int rank, const QString& text);
+  // Task python: a rank that ended well while others still run (they may wait for it in a
+  // collective forever) is said after a few seconds; if they have not ended a collective timeout
+  // after it, they are stopped and the run fails, naming the wait.
+  void watchLoneRanks(int rank);
+  void loneRanksTimedOut();
+  QString runningRanks() const;  // "1 3"
 
   LocalRankLauncher* launcher_;
   bool spec_is_script_ = false;
   std::vector<OutputLossReader> loss_readers_;
   QElapsedTimer since_start_;
+  QTimer lone_timer_;
+  int first_done_ = -1;  // the first script rank that ended well while others ran
+  bool lone_warned_ = false;
   QTimer drain_timer_;
   bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
   bool draining_ = false;
