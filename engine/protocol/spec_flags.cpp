@@ -17,7 +17,15 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
     if (key == "nproc" && !with_nproc) continue;
     // Values are taken as text and converted by the shared RunSpec rules, so a bad number gets
     // the same message from a flag as from a config file or the GUI.
-    options_[key] = app.add_option(field_label(key, Spelling::Flag), values_[key], f.help);
+    const std::string flag = field_label(key, Spelling::Flag);
+    options_[key] = app.add_option(flag, values_[key], f.help);
+    if (!f.boolean) continue;
+    // An on/off field is a flag: given alone it is on (`--tensorboard --name x`); a value
+    // right after it (`--tensorboard 0`, `--tensorboard=1`) still says which; `--no-X` is off.
+    options_[key]->expected(0, 1)->type_name("[0|1]");
+    negations_[key] = app.add_flag("--no-" + flag.substr(2))
+                          ->description("the same as " + flag + " 0")
+                          ->excludes(options_[key]);
   }
   // The monitor (the one with --nproc) always gives its ranks a run directory.
   if (with_nproc)
@@ -71,8 +79,16 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   }
   nlohmann::json given = nlohmann::json::object();
   for (const auto& [key, opt] : options_) {
-    if (opt->count() == 0) continue;
-    given[key] = values_.at(key);
+    const auto negation = negations_.find(key);
+    if (negation != negations_.end() && negation->second->count() > 0) {
+      given[key] = "0";
+    } else if (opt->count() > 0) {
+      // An on/off flag given alone carries no text: it means on.
+      const bool alone = negation != negations_.end() && values_.at(key).empty();
+      given[key] = alone ? "1" : values_.at(key);
+    } else {
+      continue;
+    }
     from_flags.insert(key);
   }
   for (const auto& e : apply_fields(given, spec))

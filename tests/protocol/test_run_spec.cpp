@@ -12,6 +12,20 @@
 
 using namespace ddpdesk;
 
+// CLI11 takes its argument vector last first.
+std::vector<std::string> reversed(std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());
+  return args;
+}
+
+// The spec a `ddpdesk` command line builds, through the flags both programs share.
+std::vector<std::string> buildFromArgs(const std::vector<std::string>& args, RunSpec* out) {
+  CLI::App app;
+  SpecFlags flags(app, true);
+  app.parse(reversed(args));
+  return flags.build(*out);
+}
+
 class TestRunSpec : public QObject {
   Q_OBJECT
  private Q_SLOTS:
@@ -210,6 +224,69 @@ class TestRunSpec : public QObject {
     RunSpec spec;
     QVERIFY(flags.build(spec).empty());
     QCOMPARE(spec.seed, std::int64_t(12));
+  }
+
+  // An on/off field is a flag: alone it is on, even before another flag; a 0/1 after it (as the
+  // monitor writes the worker's command line) or --no-X still say which, and --no-X wins over a
+  // config file that turned it on.
+  void onOffFlags() {
+    struct Case {
+      std::vector<std::string> args;
+      bool tensorboard;
+      std::string name;
+    };
+    const std::vector<Case> cases = {
+        {{}, false, ""},
+        {{"--tensorboard"}, true, ""},
+        {{"--tensorboard", "--name", "x"}, true, "x"},
+        {{"--name", "x", "--tensorboard"}, true, "x"},
+        {{"--tensorboard", "1"}, true, ""},
+        {{"--tensorboard", "0", "--name", "x"}, false, "x"},
+        {{"--tensorboard=0"}, false, ""},
+        {{"--tensorboard=1"}, true, ""},
+        {{"--tensorboard=true"}, true, ""},
+        {{"--no-tensorboard"}, false, ""},
+    };
+    for (const Case& c : cases) {
+      RunSpec spec;
+      const auto problems = buildFromArgs(c.args, &spec);
+      QVERIFY2(problems.empty(), problems.empty() ? "" : problems[0].c_str());
+      QCOMPARE(spec.tensorboard, c.tensorboard);
+      QCOMPARE(spec.name, c.name);
+    }
+    RunSpec spec;
+    auto problems = buildFromArgs({"--tensorboard", "yes"}, &spec);
+    QCOMPARE(problems.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(problems[0]),
+             QStringLiteral("invalid --tensorboard 'yes': must be 0 or 1"));
+    {
+      CLI::App app;
+      SpecFlags flags(app, true);
+      QVERIFY_THROWS_EXCEPTION(CLI::ExcludesError,
+                               app.parse(reversed({"--tensorboard", "--no-tensorboard"})));
+    }
+    // Every 0/1 field has both spellings, on the worker's command line as on the monitor's.
+    for (const bool withNproc : {true, false}) {
+      CLI::App app;
+      SpecFlags flags(app, withNproc);
+      for (const FieldInfo& f : run_spec_fields()) {
+        const std::string flag = field_label(f.key, Spelling::Flag);
+        QCOMPARE(app.get_option_no_throw("--no-" + flag.substr(2)) != nullptr, f.boolean);
+      }
+    }
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("on.json"));
+    QFile file(config);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"tensorboard": 1, "name": "from-config"})");
+    file.close();
+    problems = buildFromArgs({"--config", config.toStdString(), "--no-tensorboard"}, &spec);
+    QVERIFY(problems.empty());
+    QCOMPARE(spec.tensorboard, false);
+    QCOMPARE(spec.name, std::string("from-config"));
+    problems = buildFromArgs({"--config", config.toStdString()}, &spec);
+    QVERIFY(problems.empty());
+    QCOMPARE(spec.tensorboard, true);
   }
 
   void flagSpelling() {
