@@ -33,7 +33,8 @@
 // `--check <spec flags>` (the dry run) answers one JSON line like the real worker, canned:
 // invalid flags are bad input (exit 2, the field named); so is a --model, --train-data or
 // --eval-data that does not exist, or a file whose first line is "bad <message>" (the message
-// becomes the error). Otherwise ok (exit 0): FAKE_CHECK_PARAMS parameters (default 535818),
+// becomes the error), or a --resume without a readable checkpoint ("step N" in its newest).
+// Otherwise ok (exit 0): FAKE_CHECK_PARAMS parameters (default 535818),
 // 60000 train samples (or --dataset-size), 10000 eval samples with --eval-data, inputs
 // float32 [N,1,28,28], targets int64 [N]; the model file's path comes back as "model".
 //   FAKE_CHECK_MS=t          answer after t ms
@@ -237,6 +238,11 @@ int fakeCheck(int argc, char** argv) {
         return checkRejects(field, format_error({field, path, why}, Spelling::Flag));
     }
   }
+  if (!spec.resume.empty() && readResumeStep(spec.resume) < 0)
+    return checkRejects("resume", format_error({"resume", spec.resume,
+                                                "holds no checkpoint to "
+                                                "resume from"},
+                                               Spelling::Flag));
   const long long train = spec.dataset_size > 0 ? spec.dataset_size : 60000;
   const long long eval = spec.eval_data.empty() ? 0 : 10000;
   const nlohmann::json answer = {{"ok", true},
