@@ -34,8 +34,8 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
         "history); one holding another run is refused unless --resume continues that run");
 }
 
-std::vector<std::string> SpecFlags::build(RunSpec& out) const {
-  std::vector<std::string> problems;
+std::vector<FieldError> SpecFlags::build(RunSpec& out) const {
+  std::vector<FieldError> problems;
   RunSpec spec;
   std::set<std::string> from_flags;
   // Without --config, resuming a run directory starts from the spec that run was started with
@@ -56,7 +56,7 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   if (!config_path.empty() && text.empty()) {
     std::ifstream in(config_path);
     if (!in) {
-      problems.push_back("cannot read --config '" + config_path + "'");
+      problems.push_back({"config", config_path, "cannot be read"});
       return problems;
     }
     std::stringstream ss;
@@ -66,12 +66,13 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   if (!config_path.empty()) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      problems.push_back("invalid --config '" + config_path +
-                         "': must be a JSON object of run spec fields");
+      problems.push_back({"config", config_path, "must be a JSON object of run spec fields"});
       return problems;
     }
-    for (const auto& e : apply_fields(j, spec))
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
+    for (auto e : apply_fields(j, spec)) {
+      e.source = config_path;
+      problems.push_back(e);
+    }
     // The directory may have been moved since: it continues where it is now. One on another
     // host is no directory here.
     if (from_run_dir) spec.run_dir = values_.at("resume");
@@ -91,14 +92,11 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
     }
     from_flags.insert(key);
   }
-  for (const auto& e : apply_fields(given, spec))
-    problems.push_back(format_error(e, Spelling::Flag));
+  for (const auto& e : apply_fields(given, spec)) problems.push_back(e);
   if (!problems.empty()) return problems;
-  for (const auto& e : validate(spec)) {
-    if (from_flags.count(e.field) || config_path.empty())
-      problems.push_back(format_error(e, Spelling::Flag));
-    else
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
+  for (auto e : validate(spec)) {
+    if (!from_flags.count(e.field)) e.source = config_path;  // empty without a config
+    problems.push_back(e);
   }
   if (problems.empty()) out = spec;
   return problems;

@@ -26,8 +26,9 @@ class SpecFlags {
   // with_nproc: whether --nproc is offered (the worker takes its world from the environment).
   SpecFlags(CLI::App& app, bool with_nproc);
 
-  // Call after app.parse(). Fills `out`; returns one formatted line per problem (empty = ok).
-  std::vector<std::string> build(RunSpec& out) const;
+  // Call after app.parse(). Fills `out`; returns every problem (empty = ok), each one line
+  // through format_error(e): a flag's spelled as the flag, a config file's as its key.
+  std::vector<FieldError> build(RunSpec& out) const;
 
   // The text given to --resume ("" when it was not given).
   std::string resume_given() const;

@@ -181,7 +181,7 @@ class TestRunLifecycle : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, kTimeout);
     const QString error = errors.first().first().toString();
     QVERIFY2(error.startsWith(QLatin1String("Could not resume the run: invalid --resume '")) &&
-                 error.endsWith(QLatin1String("': holds no checkpoint to resume from")),
+                 error.endsWith(QLatin1String("': the run has no checkpoint")),
              qPrintable(error));
     QVERIFY(!flow->checkingResume());
     QCOMPARE(live.count(), 0);
