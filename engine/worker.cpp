@@ -126,18 +126,11 @@ void print_check(const nlohmann::json& j) {
   std::cout << j.dump() << std::endl;
 }
 
-nlohmann::json check_failure(const std::string& field, const std::string& line) {
-  return {{"ok", false}, {"field", field}, {"error", line}};
-}
-
-// "invalid --batch-size '0': ..." names the field as a flag; the GUI wants the JSON key.
-std::string field_of(const std::string& line) {
-  const std::string prefix = "invalid --";
-  if (line.rfind(prefix, 0) != 0) return "";
-  std::string key = line.substr(prefix.size(), line.find(' ', prefix.size()) - prefix.size());
-  for (auto& c : key)
-    if (c == '-') c = '_';
-  return key;
+// --check's bad-input answer: the field (JSON key), the value and why (what the window shows
+// under the field; empty for a line that is no value's), and the whole line.
+nlohmann::json check_failure(const FieldError& e, const std::string& line) {
+  return {
+      {"ok", false}, {"field", e.field}, {"value", e.value}, {"why", e.allowed}, {"error", line}};
 }
 
 nlohmann::json tensor_json(const TensorInfo& t) {
@@ -235,8 +228,8 @@ int worker_main(int argc, char** argv) {
   RunSpec spec;
   auto problems = flags.build(spec);
   if (!problems.empty()) {
-    if (want_check) print_check(check_failure(field_of(problems[0]), problems[0]));
-    for (const auto& p : problems) std::cerr << "ddpdesk-worker: " << p << "\n";
+    if (want_check) print_check(check_failure(problems[0], format_error(problems[0])));
+    for (const auto& p : problems) std::cerr << "ddpdesk-worker: " << format_error(p) << "\n";
     return 2;
   }
   // What a rank writes of its own (TensorBoard files) needs the run directory it was given.
@@ -248,7 +241,7 @@ int worker_main(int argc, char** argv) {
   // Every DDPDESK_* switch, read here once (docs/environment.md).
   const WorkerSettingsResult settings = read_worker_settings();
   if (!settings.ok()) {
-    if (want_check) print_check(check_failure("", settings.error));
+    if (want_check) print_check(check_failure({}, settings.error));
     return fail_input(settings.error);
   }
   const WorkerSettings& ws = settings.settings;
@@ -261,7 +254,7 @@ int worker_main(int argc, char** argv) {
     device = choose_device(spec, *env.env);
     task = make_task(spec, device, ws.fmnist_dir);
   } catch (const BadInput& bad) {
-    if (want_check) print_check(check_failure(bad.field(), bad.what()));
+    if (want_check) print_check(check_failure(bad.error(), bad.what()));
     leave(fail_input(bad.what()));
   } catch (const std::exception& ex) {
     setup_failure = first_line(ex.what());  // the machine's fault, not the input's: exit 1
@@ -277,7 +270,7 @@ int worker_main(int argc, char** argv) {
       try {
         check_resume(spec, *task);
       } catch (const BadInput& bad) {
-        print_check(check_failure(bad.field(), bad.what()));
+        print_check(check_failure(bad.error(), bad.what()));
         leave(fail_input(bad.what()));
       }
     }
@@ -289,7 +282,7 @@ int worker_main(int argc, char** argv) {
     std::filesystem::create_directories(spec.run_dir, ec);
     const std::string probe_file = spec.run_dir + "/.write-test-" + std::to_string(getpid());
     std::FILE* f = ec ? nullptr : std::fopen(probe_file.c_str(), "w");
-    if (!f) return fail_input("invalid --run-dir '" + spec.run_dir + "': not a writable directory");
+    if (!f) return fail_input(format_error({"run_dir", spec.run_dir, "not a writable directory"}));
     std::fclose(f);
     std::remove(probe_file.c_str());
     remove_exit_record(spec.run_dir, env.env->rank);

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs every Debian package ddpdesk needs to build, test and run. Safe to re-run: when all
-# packages are already present it only checks and returns.
+# Installs the Debian packages ddpdesk needs. Without arguments only what building and running
+# it need (scripts/start.sh); with --tests also what its test suite needs: the test framework,
+# clang for the sanitizers and fuzzers, a private single-node Slurm, an ssh server the ssh tests
+# start on a port of their own, the GUI screenshot tools (scripts/test.sh). Safe to re-run: when
+# all packages are already present it only checks and returns.
 set -euo pipefail
 
 packages=(
@@ -11,16 +14,26 @@ packages=(
   libdnnl-dev                                # oneDNN headers: LibTorch's matrix products on oneDNN (engine/gemm)
   nlohmann-json3-dev libcli11-dev zlib1g-dev # wire format, CLI flags, gzip'd idx files
   libsimdjson-dev                            # wire decoding in the monitor (On-Demand API)
+  dataset-fashion-mnist                      # real training data (the demo run's)
+  # Runs of your own Python training script: Debian's PyTorch binding over the same LibTorch
+  # libtorch-dev installs, so it adds little. Also the tests' PyTorch references.
+  python3-torch
+  openssh-client                             # following a run on another host (ssh://)
+)
+test_packages=(
   libgtest-dev                               # engine unit tests (Torch code cannot use Qt Test)
   clang libclang-rt-14-dev                   # libFuzzer targets and sanitizers
-  dataset-fashion-mnist                      # real training data
-  python3-torch                              # torchrun compatibility test, sampler reference
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
   procps psmisc                              # pgrep/pkill in tests
   slurm-wlm munge                            # srun tests under a private single-node Slurm
-  openssh-client openssh-server              # following a run on another host; its tests run a private sshd
+  openssh-server                             # the ssh tests run a private sshd
   desktop-file-utils                         # the install test validates ddpdesk.desktop
 )
+case "${1:-}" in
+  "") ;;
+  --tests) packages+=("${test_packages[@]}") ;;
+  *) echo "install-deps: invalid argument '$1': only --tests is known" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Quick start, second command: installs what is missing, builds, and runs every test via CTest;
-# then the whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Quick start, second command: installs what is missing (the test-only packages too: Slurm,
+# munge, an ssh server, clang, ...), builds ./build with the tests and the worker's test-only
+# fault injection (docs/environment.md), and runs every test via CTest; then the whole suite
+# again under AddressSanitizer + UndefinedBehaviorSanitizer in ./build-asan.
 # Each phase's wall time goes to stderr, so a CI log shows where its minutes went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 phase_start=$SECONDS
 phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s" >&2; phase_start=$SECONDS; }
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 phase "install-deps"
-scripts/build.sh
+scripts/build.sh -DDDPDESK_TESTS=ON -DDDPDESK_FAULT_INJECTION=ON
 phase "build"
 # Every core for ctest -j: GNU nproc answers OMP_NUM_THREADS when it is set (1 below), which
 # ran the suites, and the sanitizer build, one job at a time.

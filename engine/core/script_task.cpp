@@ -33,8 +33,7 @@ std::string first_line(const std::string& s) {
 
 // "invalid --train-data 'path': what" — the one shape of every message here.
 [[noreturn]] void bad(const std::string& field, const std::string& value, const std::string& what) {
-  throw BadInput(field,
-                 "invalid " + field_label(field, Spelling::Flag) + " '" + value + "': " + what);
+  throw BadInput({field, value, what});
 }
 
 std::string per_sample_shape(const torch::Tensor& t) {

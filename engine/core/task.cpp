@@ -36,8 +36,7 @@ bool has_task_implementation(const std::string& name) {
 std::unique_ptr<Task> make_task(const RunSpec& spec, const torch::Device& device,
                                 const std::string& fmnist_dir) {
   const auto it = factories().find(spec.task);
-  if (it == factories().end())
-    throw BadInput("task", "invalid --task '" + spec.task + "': this build has no such task");
+  if (it == factories().end()) throw BadInput({"task", spec.task, "this build has no such task"});
   return it->second(spec, device, fmnist_dir);
 }
 

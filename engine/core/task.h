@@ -13,23 +13,29 @@
 #include <torch/types.h>
 
 #include "dataset.h"
+#include "run_spec.h"
 
 namespace ddpdesk {
 
 struct RunSpec;
 
-// Bad input found while setting a run up: which run-spec field (JSON key) and one line naming
-// the flag, the value and what is wrong. Thrown only by set-up code (make_task, choose_device,
-// TrainingRun's constructor) and caught only around it, where the worker maps it to exit code 2;
-// once training runs, every exception is a failure of the run (exit 1), whatever its type.
+// Bad input found while setting a run up: the field, the value and why (FieldError), what()
+// its one line naming the flag. A problem that is no value's (a checkpoint that does not load)
+// gives the field and a line of its own; its error() has no `allowed` then. Thrown only by
+// set-up code (make_task, choose_device, TrainingRun's constructor) and caught only around it,
+// where the worker maps it to exit code 2; once training runs, every exception is a failure of
+// the run (exit 1), whatever its type.
 class BadInput : public std::invalid_argument {
  public:
+  explicit BadInput(FieldError error)
+      : std::invalid_argument(format_error(error, Spelling::Flag)), error_(std::move(error)) {}
   BadInput(std::string field, const std::string& line)
-      : std::invalid_argument(line), field_(std::move(field)) {}
-  const std::string& field() const { return field_; }
+      : std::invalid_argument(line), error_{std::move(field), {}, {}, {}} {}
+  const std::string& field() const { return error_.field; }
+  const FieldError& error() const { return error_; }
 
  private:
-  std::string field_;
+  FieldError error_;
 };
 
 struct NamedTensor {

@@ -190,7 +190,12 @@ std::string field_label(const std::string& key, Spelling spelling) {
 }
 
 std::string format_error(const FieldError& e, Spelling spelling) {
-  return "invalid " + field_label(e.field, spelling) + " '" + e.value + "': " + e.allowed;
+  return "invalid " + field_label(e.field, spelling) + " '" + e.value + "': " + e.allowed +
+         (e.source.empty() ? "" : " (in " + e.source + ")");
+}
+
+std::string format_error(const FieldError& e) {
+  return format_error(e, e.source.empty() ? Spelling::Flag : Spelling::JsonKey);
 }
 
 std::vector<FieldError> validate_field(const RunSpec& spec, const std::string& key) {
@@ -342,12 +347,15 @@ const std::vector<FieldInfo>& run_spec_fields() {
 
 std::string field_value_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) {  // dump() would print a NaN as null
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) {  // dump() would print null
     std::ostringstream os;
     os << v.get<double>();
     return os.str();
   }
-  return v.dump();
+  std::string text = v.dump();
+  if (v.is_number_float() && text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0)
+    text.resize(text.size() - 2);
+  return text;
 }
 
 }  // namespace ddpdesk

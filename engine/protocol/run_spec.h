@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -83,20 +84,36 @@ struct RunSpec {
   std::int64_t resolved_dataset_size() const;
 };
 
-// One invalid field: which field (JSON key), the offending value as text, and what is allowed.
+// One invalid value: which field (its JSON key, or the name of a flag that is no spec field,
+// like "config"), the value as given, and why it is refused. Every "invalid <flag> '<value>':
+// <why>" line is format_error() of one; what reads such a line back (the window under a field)
+// takes `allowed` from the structure, never from the text.
 struct FieldError {
+  FieldError() = default;
+  FieldError(std::string field, std::string value, std::string allowed, std::string source = {})
+      : field(std::move(field)),
+        value(std::move(value)),
+        allowed(std::move(allowed)),
+        source(std::move(source)) {}
   std::string field;
   std::string value;
-  std::string allowed;
+  std::string allowed;  // why: "must be ...", "no such file", ...
+  std::string source;   // the config file the value came from; empty: a flag, the form, ...
 };
 
 // How a field is spelled to the person who typed it.
 enum class Spelling { Flag, JsonKey };
 std::string field_label(const std::string& key,
-                        Spelling spelling);                        // "--batch-size" / "batch_size"
-std::string format_error(const FieldError& e, Spelling spelling);  // one line, no newline
-// A field's value as an error message quotes it: strings bare, numbers as typed (NaN as "nan",
-// where JSON would print null).
+                        Spelling spelling);  // "--batch-size" / "batch_size"
+// One line, no newline: "invalid <field spelled> '<value>': <allowed>", then " (in <source>)"
+// for a value from a file.
+std::string format_error(const FieldError& e, Spelling spelling);
+// The same, spelled for where the value came from: a file's as its JSON key, else as a flag.
+std::string format_error(const FieldError& e);
+// A JSON value as text, the one way everywhere (an error message, a worker's command line, a
+// comparison's cell, the form): strings bare, the rest as JSON writes it (numbers round-trip)
+// but a whole number without ".0" (10, as typed) and NaN, infinities as "nan", "inf" (JSON
+// would print null).
 std::string field_value_text(const nlohmann::json& v);
 
 // Checks ranges and choices. Returns every problem, empty when the spec is good.

@@ -127,7 +127,8 @@ const std::vector<Field>& fields() {
            return "";
          return "must be 0 (off) or a number from 0.1 to 3600";
        }},
-      {"tensorboard", Kind::Bool, "1: write TensorBoard event files into <run_dir>/tb (0: off)",
+      {"tensorboard", Kind::Bool,
+       "write TensorBoard event files into <run_dir>/tb (1 or given alone: on; 0: off)",
        [](const RunSpec& s) { return json(s.tensorboard ? 1 : 0); },
        [](RunSpec& s, const json& v) { s.tensorboard = v.get<int>() != 0; },
        [](const RunSpec&) { return std::string(); }},

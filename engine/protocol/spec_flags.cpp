@@ -17,7 +17,15 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
     if (key == "nproc" && !with_nproc) continue;
     // Values are taken as text and converted by the shared RunSpec rules, so a bad number gets
     // the same message from a flag as from a config file or the GUI.
-    options_[key] = app.add_option(field_label(key, Spelling::Flag), values_[key], f.help);
+    const std::string flag = field_label(key, Spelling::Flag);
+    options_[key] = app.add_option(flag, values_[key], f.help);
+    if (!f.boolean) continue;
+    // An on/off field is a flag: given alone it is on (`--tensorboard --name x`); a value
+    // right after it (`--tensorboard 0`, `--tensorboard=1`) still says which; `--no-X` is off.
+    options_[key]->expected(0, 1)->type_name("[0|1]");
+    negations_[key] = app.add_flag("--no-" + flag.substr(2))
+                          ->description("the same as " + flag + " 0")
+                          ->excludes(options_[key]);
   }
   // The monitor (the one with --nproc) always gives its ranks a run directory.
   if (with_nproc)
@@ -26,8 +34,8 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
         "history); one holding another run is refused unless --resume continues that run");
 }
 
-std::vector<std::string> SpecFlags::build(RunSpec& out) const {
-  std::vector<std::string> problems;
+std::vector<FieldError> SpecFlags::build(RunSpec& out) const {
+  std::vector<FieldError> problems;
   RunSpec spec;
   std::set<std::string> from_flags;
   // Without --config, resuming a run directory starts from the spec that run was started with
@@ -48,7 +56,7 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   if (!config_path.empty() && text.empty()) {
     std::ifstream in(config_path);
     if (!in) {
-      problems.push_back("cannot read --config '" + config_path + "'");
+      problems.push_back({"config", config_path, "cannot be read"});
       return problems;
     }
     std::stringstream ss;
@@ -58,12 +66,13 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   if (!config_path.empty()) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      problems.push_back("invalid --config '" + config_path +
-                         "': must be a JSON object of run spec fields");
+      problems.push_back({"config", config_path, "must be a JSON object of run spec fields"});
       return problems;
     }
-    for (const auto& e : apply_fields(j, spec))
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
+    for (auto e : apply_fields(j, spec)) {
+      e.source = config_path;
+      problems.push_back(e);
+    }
     // The directory may have been moved since: it continues where it is now. One on another
     // host is no directory here.
     if (from_run_dir) spec.run_dir = values_.at("resume");
@@ -71,18 +80,23 @@ std::vector<std::string> SpecFlags::build(RunSpec& out) const {
   }
   nlohmann::json given = nlohmann::json::object();
   for (const auto& [key, opt] : options_) {
-    if (opt->count() == 0) continue;
-    given[key] = values_.at(key);
+    const auto negation = negations_.find(key);
+    if (negation != negations_.end() && negation->second->count() > 0) {
+      given[key] = "0";
+    } else if (opt->count() > 0) {
+      // An on/off flag given alone carries no text: it means on.
+      const bool alone = negation != negations_.end() && values_.at(key).empty();
+      given[key] = alone ? "1" : values_.at(key);
+    } else {
+      continue;
+    }
     from_flags.insert(key);
   }
-  for (const auto& e : apply_fields(given, spec))
-    problems.push_back(format_error(e, Spelling::Flag));
+  for (const auto& e : apply_fields(given, spec)) problems.push_back(e);
   if (!problems.empty()) return problems;
-  for (const auto& e : validate(spec)) {
-    if (from_flags.count(e.field) || config_path.empty())
-      problems.push_back(format_error(e, Spelling::Flag));
-    else
-      problems.push_back(format_error(e, Spelling::JsonKey) + " (in " + config_path + ")");
+  for (auto e : validate(spec)) {
+    if (!from_flags.count(e.field)) e.source = config_path;  // empty without a config
+    problems.push_back(e);
   }
   if (problems.empty()) out = spec;
   return problems;

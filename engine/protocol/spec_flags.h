@@ -1,4 +1,6 @@
 // Binds every RunSpec field to a CLI11 flag (--batch-size, --accum-steps, ...) plus --config, and
+// every on/off field to a flag that is on when given alone (--tensorboard; --no-tensorboard, or a
+// value 0/1 after it, still say which), and
 // builds the RunSpec from "config file, then flags given on the command line"; without --config,
 // `--resume DIR` of a run directory holding spec.json starts from that spec (or from one the
 // caller read elsewhere, set_resume_spec()). Used by both
@@ -24,8 +26,9 @@ class SpecFlags {
   // with_nproc: whether --nproc is offered (the worker takes its world from the environment).
   SpecFlags(CLI::App& app, bool with_nproc);
 
-  // Call after app.parse(). Fills `out`; returns one formatted line per problem (empty = ok).
-  std::vector<std::string> build(RunSpec& out) const;
+  // Call after app.parse(). Fills `out`; returns every problem (empty = ok), each one line
+  // through format_error(e): a flag's spelled as the flag, a config file's as its key.
+  std::vector<FieldError> build(RunSpec& out) const;
 
   // The text given to --resume ("" when it was not given).
   std::string resume_given() const;
@@ -37,6 +40,7 @@ class SpecFlags {
  private:
   std::map<std::string, std::string> values_;  // json key -> raw flag text
   std::map<std::string, CLI::Option*> options_;
+  std::map<std::string, CLI::Option*> negations_;  // on/off fields: json key -> --no-<flag>
   std::string config_path_;
   std::string resume_spec_;  // set_resume_spec()
   std::string resume_source_;

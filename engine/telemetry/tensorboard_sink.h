@@ -1,4 +1,4 @@
-// TensorBoard event files for one rank, written from its wire messages (--tensorboard 1):
+// TensorBoard event files for one rank, written from its wire messages (--tensorboard):
 //   <dir>/rank-<r>/  this rank's loss, samples_per_s, lr, step breakdown (time_ms/...) and gauges
 //                    (system metrics, tag = the gauge's name)
 //   <dir>/global/    rank 0 only: the global loss and the validation loss and accuracy

@@ -2,6 +2,7 @@
 
 #include "file_sink.h"
 #include "fused_adam.h"
+#include "task.h"  // BadInput
 
 #include <fcntl.h>
 #include <signal.h>
@@ -190,10 +191,9 @@ std::string resolve_checkpoint(const std::string& where) {
   std::error_code ec;
   if (fs::is_regular_file(where, ec)) return where;
   if (!fs::is_directory(where, ec))
-    throw std::runtime_error("invalid --resume '" + where + "': no such run directory or file");
+    throw BadInput({"resume", where, "no such run directory or file"});
   auto all = list_checkpoints(where);
-  if (all.empty())
-    throw std::runtime_error("invalid --resume '" + where + "': the run has no checkpoint");
+  if (all.empty()) throw BadInput({"resume", where, "the run has no checkpoint"});
   return all.back();
 }
 

@@ -38,7 +38,7 @@ void load_checkpoint(const std::string& path, const std::vector<NamedTensor>& mo
                      FusedAdam& optimizer, TrainPosition& pos);
 
 // `where` is a checkpoint file or a run directory; for a directory, the newest checkpoint.
-// Throws std::runtime_error when there is none.
+// Throws BadInput (field "resume") when there is none.
 std::string resolve_checkpoint(const std::string& where);
 
 // Deletes all but the newest `keep` checkpoints in the run directory.

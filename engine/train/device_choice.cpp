@@ -11,8 +11,7 @@ torch::Device choose_device(const RunSpec& spec, const RankEnv& env) {
   const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   // Every local rank counts itself and its peers: all of them fail alike, not just the last.
   const auto errors = validate_gpus(spec, env.local_world, gpus);
-  if (!errors.empty())
-    throw BadInput(errors.front().field, format_error(errors.front(), Spelling::Flag));
+  if (!errors.empty()) throw BadInput(errors.front());
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
 }
 

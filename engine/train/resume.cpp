@@ -17,8 +17,7 @@ ResumePoint resume_run(const RunSpec& spec, Task& task, FusedAdam& optimizer) {
   }
   const TrainPosition& p = r.position;
   if (p.epoch > spec.epochs || (p.epoch == spec.epochs && p.window > 0))
-    throw BadInput("epochs", "invalid --epochs '" + std::to_string(spec.epochs) +
-                                 "': the checkpoint is already past it");
+    throw BadInput({"epochs", std::to_string(spec.epochs), "the checkpoint is already past it"});
   return r;
 }
 

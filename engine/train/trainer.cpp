@@ -98,9 +98,8 @@ class Trainer {
   void set_up() {
     const Dataset& train = task_.train_data();
     if (train.size() < env_.world)
-      throw BadInput("dataset_size", "invalid --dataset-size '" + std::to_string(train.size()) +
-                                         "': must be at least the world size " +
-                                         std::to_string(env_.world));
+      throw BadInput({"dataset_size", std::to_string(train.size()),
+                      "must be at least the world size " + std::to_string(env_.world)});
     sampler_.dataset_size = train.size();
     sampler_.world = env_.world;
     sampler_.rank = env_.rank;

@@ -19,7 +19,7 @@ secs=${1:-20}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wire run_spec)
 dir=${DDPDESK_FUZZ_BUILD_DIR:-build-fuzz}
-command -v clang++ >/dev/null || { echo "run_fuzz: clang++ is missing (scripts/install-deps.sh)"; exit 1; }
+command -v clang++ >/dev/null || { echo "run_fuzz: clang++ is missing (scripts/install-deps.sh --tests)"; exit 1; }
 if [ "$build" = 1 ]; then
   # ccache with paths relative to the checkout, as scripts/build.sh: a fresh clone reuses
   # earlier compiles.

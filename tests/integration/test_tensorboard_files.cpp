@@ -1,4 +1,4 @@
-// --tensorboard 1 with real workers: every rank's event files under <run_dir>/tb hold exactly
+// --tensorboard with real workers: every rank's event files under <run_dir>/tb hold exactly
 // what its metrics file says (step messages as loss / samples_per_s / lr / time_ms/..., gauges
 // under their names, rank 0's global loss and validation in tb/global), at the optimizer step,
 // stamped with the real time; and without a run directory the flag is bad input.

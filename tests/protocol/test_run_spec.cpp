@@ -2,6 +2,9 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -11,6 +14,22 @@
 #include "spec_flags.h"
 
 using namespace ddpdesk;
+
+// CLI11 takes its argument vector last first.
+std::vector<std::string> reversed(std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());
+  return args;
+}
+
+// The spec a `ddpdesk` command line builds, through the flags both programs share.
+std::vector<std::string> buildFromArgs(const std::vector<std::string>& args, RunSpec* out) {
+  CLI::App app;
+  SpecFlags flags(app, true);
+  app.parse(reversed(args));
+  std::vector<std::string> lines;
+  for (const FieldError& e : flags.build(*out)) lines.push_back(format_error(e));
+  return lines;
+}
 
 class TestRunSpec : public QObject {
   Q_OBJECT
@@ -230,13 +249,8 @@ class TestRunSpec : public QObject {
   void flagsOutOfRange() {
     for (const char* seed :
          {"9223372036854775808", "18446744073709551615", "99999999999999999999"}) {
-      CLI::App app;
-      SpecFlags flags(app, true);
-      std::vector<std::string> args = {"--seed", seed};
-      std::reverse(args.begin(), args.end());  // CLI11 takes them last first
-      app.parse(args);
       RunSpec spec;
-      const auto problems = flags.build(spec);
+      const auto problems = buildFromArgs({"--seed", seed}, &spec);
       QCOMPARE(problems.size(), std::size_t(1));
       QCOMPARE(QString::fromStdString(problems[0]),
                QString("invalid --seed '%1': must be an integer from 0 to 9223372036854775807")
@@ -250,6 +264,124 @@ class TestRunSpec : public QObject {
     RunSpec spec;
     QVERIFY(flags.build(spec).empty());
     QCOMPARE(spec.seed, std::int64_t(12));
+  }
+
+  // An on/off field is a flag: alone it is on, even before another flag; a 0/1 after it (as the
+  // monitor writes the worker's command line) or --no-X still say which, and --no-X wins over a
+  // config file that turned it on.
+  void onOffFlags() {
+    struct Case {
+      std::vector<std::string> args;
+      bool tensorboard;
+      std::string name;
+    };
+    const std::vector<Case> cases = {
+        {{}, false, ""},
+        {{"--tensorboard"}, true, ""},
+        {{"--tensorboard", "--name", "x"}, true, "x"},
+        {{"--name", "x", "--tensorboard"}, true, "x"},
+        {{"--tensorboard", "1"}, true, ""},
+        {{"--tensorboard", "0", "--name", "x"}, false, "x"},
+        {{"--tensorboard=0"}, false, ""},
+        {{"--tensorboard=1"}, true, ""},
+        {{"--tensorboard=true"}, true, ""},
+        {{"--no-tensorboard"}, false, ""},
+    };
+    for (const Case& c : cases) {
+      RunSpec spec;
+      const auto problems = buildFromArgs(c.args, &spec);
+      QVERIFY2(problems.empty(), problems.empty() ? "" : problems[0].c_str());
+      QCOMPARE(spec.tensorboard, c.tensorboard);
+      QCOMPARE(spec.name, c.name);
+    }
+    RunSpec spec;
+    auto problems = buildFromArgs({"--tensorboard", "yes"}, &spec);
+    QCOMPARE(problems.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(problems[0]),
+             QStringLiteral("invalid --tensorboard 'yes': must be 0 or 1"));
+    {
+      CLI::App app;
+      SpecFlags flags(app, true);
+      QVERIFY_THROWS_EXCEPTION(CLI::ExcludesError,
+                               app.parse(reversed({"--tensorboard", "--no-tensorboard"})));
+    }
+    // Every 0/1 field has both spellings, on the worker's command line as on the monitor's.
+    for (const bool withNproc : {true, false}) {
+      CLI::App app;
+      SpecFlags flags(app, withNproc);
+      for (const FieldInfo& f : run_spec_fields()) {
+        const std::string flag = field_label(f.key, Spelling::Flag);
+        QCOMPARE(app.get_option_no_throw("--no-" + flag.substr(2)) != nullptr, f.boolean);
+      }
+    }
+    QTemporaryDir dir;
+    const QString config = dir.filePath(QStringLiteral("on.json"));
+    QFile file(config);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"tensorboard": 1, "name": "from-config"})");
+    file.close();
+    problems = buildFromArgs({"--config", config.toStdString(), "--no-tensorboard"}, &spec);
+    QVERIFY(problems.empty());
+    QCOMPARE(spec.tensorboard, false);
+    QCOMPARE(spec.name, std::string("from-config"));
+    problems = buildFromArgs({"--config", config.toStdString()}, &spec);
+    QVERIFY(problems.empty());
+    QCOMPARE(spec.tensorboard, true);
+  }
+
+  // A problem is a structure (field, value, why, and the file it came from) with one line for
+  // it: a flag's spelled as the flag, a config file's as its key and the file named.
+  void problemsAreStructured() {
+    QTemporaryDir dir;
+    const std::string config = dir.filePath(QStringLiteral("c.json")).toStdString();
+    std::ofstream(config) << R"({"batch_size": 0, "name": "c"})";
+    CLI::App app;
+    SpecFlags flags(app, true);
+    app.parse(reversed({"--config", config, "--accum-steps", "0"}));
+    RunSpec spec;
+    const auto problems = flags.build(spec);
+    QCOMPARE(problems.size(), std::size_t(2));
+    QCOMPARE(problems[0].field, std::string("batch_size"));
+    QCOMPARE(problems[0].value, std::string("0"));
+    QCOMPARE(problems[0].source, config);
+    QCOMPARE(QString::fromStdString(format_error(problems[0])),
+             QString::fromStdString("invalid batch_size '0': " + problems[0].allowed + " (in " +
+                                    config + ")"));
+    QCOMPARE(problems[1].field, std::string("accum_steps"));
+    QVERIFY(problems[1].source.empty());
+    QCOMPARE(QString::fromStdString(format_error(problems[1])),
+             QString::fromStdString("invalid --accum-steps '0': " + problems[1].allowed));
+    QVERIFY(problems[1].allowed.rfind("must be ", 0) == 0);
+    // The config flag itself: no file behind it, spelled as the flag.
+    QVERIFY(buildFromArgs({"--config", config + ".missing"}, &spec).size() == 1);
+    QCOMPARE(QString::fromStdString(buildFromArgs({"--config", config + ".missing"}, &spec)[0]),
+             QString::fromStdString("invalid --config '" + config + ".missing': cannot be read"));
+  }
+
+  // A JSON value as text, the one rule: strings bare, numbers round-trip (a whole one without
+  // ".0"), NaN and infinities named.
+  void valueText() {
+    const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+        {"a b", "a b"},
+        {3, "3"},
+        {-7, "-7"},
+        {10.0, "10"},
+        {0.1, "0.1"},
+        {0.123456789, "0.123456789"},
+        {1.0 / 3, "0.3333333333333333"},
+        {1e-20, "1e-20"},
+        {std::nan(""), "nan"},
+        {-std::numeric_limits<double>::infinity(), "-inf"},
+        {true, "true"},
+        {nlohmann::json::object({{"a", 1}}), R"({"a":1})"},
+        {nlohmann::json::array({1, "x"}), R"([1,"x"])"},
+    };
+    for (const auto& [value, text] : cases) {
+      QCOMPARE(QString::fromStdString(field_value_text(value)), QString::fromStdString(text));
+      // A number's text reads back as the same number.
+      if (value.is_number() && std::isfinite(value.get<double>()))
+        QCOMPARE(std::stod(text), value.get<double>());
+    }
   }
 
   void flagSpelling() {

@@ -9,7 +9,7 @@
 #   tests/slurm/with_slurm.sh COMMAND [ARGS...]
 set -uo pipefail
 for tool in munged slurmctld slurmd srun sinfo; do
-  command -v "$tool" >/dev/null || { echo "with_slurm: $tool is missing (scripts/install-deps.sh installs slurm-wlm and munge)"; exit 77; }
+  command -v "$tool" >/dev/null || { echo "with_slurm: $tool is missing (scripts/install-deps.sh --tests installs slurm-wlm and munge)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "with_slurm: slurmd must run as root to start tasks"; exit 77; }
 

@@ -24,7 +24,7 @@
 set -uo pipefail
 for tool in sshd ssh ssh-keygen; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] ||
-    { echo "with_sshd: $tool is missing (scripts/install-deps.sh installs openssh-server)"; exit 77; }
+    { echo "with_sshd: $tool is missing (scripts/install-deps.sh --tests installs openssh-server)"; exit 77; }
 done
 sshd=$(command -v sshd || echo /usr/sbin/sshd)
 [ "$(id -u)" -eq 0 ] || { echo "with_sshd: sshd must run as root to log users in"; exit 77; }

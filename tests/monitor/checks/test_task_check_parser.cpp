@@ -18,7 +18,8 @@ const QByteArray kGood =
     R"("classification":true,"warnings":["dropout in the model"]})";
 
 const QByteArray kBad =
-    R"j({"ok":false,"field":"model","error":"invalid --model 'x.pt': not a TorchScript file )j"
+    R"j({"ok":false,"field":"model","value":"x.pt","why":"not a TorchScript file )j"
+    R"j((PytorchStreamReader failed)","error":"invalid --model 'x.pt': not a TorchScript file )j"
     R"j((PytorchStreamReader failed)"})j";
 
 }  // namespace
@@ -56,14 +57,17 @@ class TestTaskCheckParser : public QObject {
              QStringLiteral("not a TorchScript file (PytorchStreamReader failed)"));
   }
 
-  void fieldMessageKeepsWhatItCannotSplit() {
-    TaskCheckResult r;
-    r.status = TaskCheckResult::Status::BadInput;
-    r.field = QStringLiteral("train_data");
-    r.error = QStringLiteral("tensor 'inputs' not found");
-    QCOMPARE(r.fieldMessage(), r.error);
-    r.error = QStringLiteral("invalid --train-data 'a b.safetensors': no tensor 'inputs'");
+  // The reason comes from the answer's "why", never cut out of the line: a value holding
+  // "': " (a path) does not split it, and a line that is no value's stays whole.
+  void fieldMessageIsTheAnswersWhy() {
+    const TaskCheckResult r = parseTaskCheck(
+        R"j({"ok":false,"field":"train_data","value":"a': b.safetensors","why":"no tensor 'inputs'",)j"
+        R"j("error":"invalid --train-data 'a': b.safetensors': no tensor 'inputs'"})j");
+    QCOMPARE(r.status, TaskCheckResult::Status::BadInput);
     QCOMPARE(r.fieldMessage(), QStringLiteral("no tensor 'inputs'"));
+    const TaskCheckResult whole = parseTaskCheck(
+        R"j({"ok":false,"field":"resume","error":"cannot load checkpoint 'x.pt': unknown format"})j");
+    QCOMPARE(whole.fieldMessage(), whole.error);
   }
 
   void garbageFails_data() {

@@ -51,6 +51,9 @@ class TestTaskCheckReal : public QObject {
     QVERIFY2(r.error.startsWith(QStringLiteral("invalid --model '%1': ").arg(s.model.c_str())),
              qPrintable(r.error));
     QVERIFY2(r.fieldMessage().contains(QLatin1String("TorchScript")), qPrintable(r.error));
+    // The reason comes as its own part of the answer, the line is built from it.
+    QVERIFY(!r.why.isEmpty());
+    QCOMPARE(r.error, QStringLiteral("invalid --model '%1': %2").arg(s.model.c_str(), r.why));
   }
 
   void headlessWithABadModelExitsTwoAndWritesNothing() {

@@ -133,6 +133,40 @@ class TestHeadless : public QObject {
     QCOMPARE(spec.spec.name, std::string("alpha"));
   }
 
+  // An on/off field is a flag: `--tensorboard` alone, before another flag, turns it on;
+  // `--no-tensorboard` turns it off again on a resume that otherwise keeps the run's spec.
+  void onOffFieldsAreFlags() {
+    const Result first =
+        run({"--nproc", "1", "--tensorboard", "--name", "flagged"}, {{"FAKE_STEPS", "5"}});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    const auto dir = QRegularExpression(QStringLiteral("run directory (\\S+)")).match(first.err);
+    QVERIFY(dir.hasMatch());
+    const auto spec = [&] {
+      QFile f(dir.captured(1) + QStringLiteral("/spec.json"));
+      return f.open(QIODevice::ReadOnly) ? ddpdesk::parse_run_spec(f.readAll().toStdString())
+                                         : ddpdesk::SpecResult();
+    };
+    QVERIFY(spec().ok());
+    QCOMPARE(spec().spec.tensorboard, true);
+    QCOMPARE(spec().spec.name, std::string("flagged"));
+    QVERIFY(QDir().mkpath(dir.captured(1) + QStringLiteral("/checkpoints")));
+    QFile ckpt(dir.captured(1) + QStringLiteral("/checkpoints/step-00000005.pt"));
+    QVERIFY(ckpt.open(QIODevice::WriteOnly));
+    ckpt.write("step 5\n");
+    ckpt.close();
+    const Result again = run({"--resume", dir.captured(1), "--no-tensorboard", "--epochs", "2"},
+                             {{"FAKE_STEPS", "10"}});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QCOMPARE(spec().spec.tensorboard, false);
+    QCOMPARE(spec().spec.name, std::string("flagged"));
+    // Both at once is one line, exit 2.
+    const Result both = run({"--tensorboard", "--no-tensorboard"}, {});
+    QCOMPARE(both.code, 2);
+    QVERIFY2(both.err.startsWith(QLatin1String("ddpdesk: ")) &&
+                 both.err.contains(QLatin1String("excludes")) && both.err.count('\n') == 1,
+             qPrintable(both.err));
+  }
+
   void badInputExitsTwoAndWritesNothing_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("field");

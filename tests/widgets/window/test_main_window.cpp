@@ -196,7 +196,9 @@ class TestMainWindow : public QObject {
     const qint64 total = stoppedAt + 20;
     w->controller()->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", QString::number(total)}}));
     QVERIFY(w->resumeRun(first));
-    QCOMPARE(w->controller()->runDirectory(), QDir(first).absolutePath());
+    // Started once the worker's dry run has loaded the checkpoint.
+    QTRY_COMPARE_WITH_TIMEOUT(w->controller()->runDirectory(), QDir(first).absolutePath(),
+                              kTimeout);
     QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Finished, kTimeout);
     const GlobalSeries& g = w->controller()->store()->global();
     QCOMPARE(g.step.back(), double(total));

@@ -1,7 +1,8 @@
 // RunLifecycle on its own, without a window: real RunSpecForm, LogView and HistoryPanel, the real
 // RunController driving the fake worker. An invalid form is refused with the field named and
 // nothing started; a start resets the log and marks the history's active run; a failure shows
-// the failed rank's output and asks for the Log tab; a resume continues in the run's directory;
+// the failed rank's output and asks for the Log tab; a resume continues in the run's directory
+// once the dry run has loaded its checkpoint, and one it rejects starts nothing;
 // a second Stop kills; stopping to close says when the ranks are gone; a Slurm start shows the
 // batch script first and submits only on Submit.
 #include <QLineEdit>
@@ -141,7 +142,9 @@ class TestRunLifecycle : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Stopped, kTimeout);
     const qint64 total = controller->store()->progress().step + 5;
     controller->setExtraEnvironment(fakeEnv({{"FAKE_STEPS", QString::number(total)}}));
+    QSignalSpy live(flow.get(), &RunLifecycle::liveRunShown);
     QVERIFY(flow->resume(dir));
+    QTRY_COMPARE_WITH_TIMEOUT(live.count(), 1, kTimeout);  // after the checkpoint's dry run
     QCOMPARE(controller->runDirectory(), dir);
     QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Finished, kTimeout);
     QCOMPARE(controller->store()->progress().step, total);
@@ -149,6 +152,42 @@ class TestRunLifecycle : public QObject {
     QSignalSpy errors(flow.get(), &RunLifecycle::error);
     QVERIFY(!flow->resume(home.filePath(QStringLiteral("nowhere"))));
     QCOMPARE(errors.count(), 1);
+  }
+
+  // Resume runs the worker's dry run on the checkpoint first, as headless and the queue do: a
+  // torn one is one error naming --resume, and no rank starts or touches the run's directory.
+  void aResumeTheDryRunRejectsStartsNothing() {
+    make({{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QVERIFY(flow->startFromForm());
+    const QString dir = controller->runDirectory();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        controller->state() == State::Running && controller->store()->progress().step >= 3,
+        kTimeout);
+    flow->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(controller->state(), State::Stopped, kTimeout);
+    const QStringList checkpoints =
+        QDir(dir + QStringLiteral("/checkpoints")).entryList(QDir::Files, QDir::Name);
+    QVERIFY(!checkpoints.isEmpty());
+    QFile torn(dir + QStringLiteral("/checkpoints/") + checkpoints.last());
+    QVERIFY(torn.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    torn.write("st");
+    torn.close();
+    const QStringList before = QDir(dir).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot);
+    const QDateTime statusTime = QFileInfo(dir + QStringLiteral("/spec.json")).lastModified();
+    QSignalSpy errors(flow.get(), &RunLifecycle::error);
+    QSignalSpy live(flow.get(), &RunLifecycle::liveRunShown);
+    QVERIFY(flow->resume(dir));
+    QVERIFY(flow->checkingResume());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, kTimeout);
+    const QString error = errors.first().first().toString();
+    QVERIFY2(error.startsWith(QLatin1String("Could not resume the run: invalid --resume '")) &&
+                 error.endsWith(QLatin1String("': the run has no checkpoint")),
+             qPrintable(error));
+    QVERIFY(!flow->checkingResume());
+    QCOMPARE(live.count(), 0);
+    QCOMPARE(controller->state(), State::Stopped);  // still the stopped run: nothing started
+    QCOMPARE(QDir(dir).entryList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot), before);
+    QCOMPARE(QFileInfo(dir + QStringLiteral("/spec.json")).lastModified(), statusTime);
   }
 
   void aSecondStopKills() {

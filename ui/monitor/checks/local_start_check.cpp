@@ -16,9 +16,7 @@ namespace ddpdesk {
 namespace {
 
 QString invalid(const char* field, const std::string& value, const QString& why) {
-  return QStringLiteral("invalid %1 '%2': %3")
-      .arg(QString::fromStdString(field_label(field, Spelling::Flag)),
-           QString::fromStdString(value), why);
+  return QString::fromStdString(format_error({field, value, why.toStdString()}, Spelling::Flag));
 }
 
 // Whether `path` is `dir` or lies inside it.

@@ -45,16 +45,6 @@ QString timeoutText(int timeoutMs) {
 
 }  // namespace
 
-QString TaskCheckResult::fieldMessage() const {
-  if (field.isEmpty()) return error;
-  const QString head =
-      QStringLiteral("invalid %1 '")
-          .arg(QString::fromStdString(field_label(field.toStdString(), Spelling::Flag)));
-  if (!error.startsWith(head)) return error;
-  const int end = error.indexOf(QLatin1String("': "), head.size());
-  return end < 0 ? error : error.mid(end + 3);
-}
-
 bool needsTaskCheck(const RunSpec& spec) {
   const TaskInfo* task = find_task(spec.task);
   // Through a login node the files are paths on the cluster: this machine cannot read them.
@@ -100,6 +90,7 @@ TaskCheckResult parseTaskCheck(const QByteArray& output) {
       r.status = TaskCheckResult::Status::BadInput;
       r.field = o.value(QStringLiteral("field")).toString();
       r.error = o.value(QStringLiteral("error")).toString();
+      r.why = o.value(QStringLiteral("why")).toString();
       if (r.error.isEmpty()) r.error = QStringLiteral("rejected by ddpdesk-worker --check");
       return r;
     }

@@ -28,6 +28,7 @@ struct TaskCheckResult {
   Status status = Status::Pending;
   QString field;  // BadInput: the spec field at fault (JSON key, e.g. "model")
   QString error;  // BadInput: the worker's line ("invalid --model 'x.pt': ..."); Failed: why
+  QString why;    // BadInput: the line's reason alone ("not a TorchScript file"), when it has one
   QString task;
   qint64 parameters = 0;  // trainable scalars
   qint64 parameterTensors = 0;
@@ -44,9 +45,9 @@ struct TaskCheckResult {
   QStringList warnings;
 
   bool ok() const { return status == Status::Ok; }
-  // A BadInput error without its "invalid --flag 'value': " head: what a form shows under the
-  // field (the field names itself there). The whole error when there is no such head.
-  QString fieldMessage() const;
+  // What a form shows under the field (the field names itself there): the worker's reason
+  // alone, or the whole line when it gave none.
+  QString fieldMessage() const { return why.isEmpty() ? error : why; }
 };
 
 // Whether a spec's task trains the user's files and so needs the check before it runs.

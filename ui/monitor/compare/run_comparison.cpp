@@ -23,9 +23,9 @@ QString exact(double v) {
   return std::isfinite(v) ? QString::number(v, 'g', 17) : QString();
 }
 
-// A spec field's value as a cell: strings bare, numbers as JSON writes them.
+// A spec field's value as a cell.
 QString fieldText(const nlohmann::json& v) {
-  return QString::fromStdString(v.is_string() ? v.get<std::string>() : v.dump());
+  return QString::fromStdString(field_value_text(v));
 }
 
 QByteArray csvCell(const QString& text) {

@@ -71,12 +71,12 @@ int runCompareHeadless(int argc, char** argv) {
 
   CompareX axis;
   if (!parseCompareX(QString::fromStdString(x), &axis))
-    return fail(QStringLiteral("invalid --x '%1': must be step, samples or time")
-                    .arg(QString::fromStdString(x)));
+    return fail(QString::fromStdString(
+        format_error({"x", x, "must be step, samples or time"}, Spelling::Flag)));
   Matching matching;
   if (!parseMatching(QString::fromStdString(match), &matching))
-    return fail(QStringLiteral("invalid --match '%1': must be interp or exact")
-                    .arg(QString::fromStdString(match)));
+    return fail(QString::fromStdString(
+        format_error({"match", match, "must be interp or exact"}, Spelling::Flag)));
   std::vector<ComparedRun> runs;
   for (const std::string& d : dirs) {
     QString error;

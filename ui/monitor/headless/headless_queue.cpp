@@ -137,7 +137,8 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
 
 int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
   if (!QFile::exists(path)) {
-    printHeadlessMessage(QStringLiteral("invalid --queue '%1': no such file").arg(path));
+    printHeadlessMessage(QString::fromStdString(
+        format_error({"queue", path.toStdString(), "no such file"}, Spelling::Flag)));
     return 2;
   }
   RunController controller;
@@ -157,8 +158,9 @@ int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
 int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) {
-    printHeadlessMessage(
-        QStringLiteral("invalid --sweep '%1': cannot read it (%2)").arg(path, f.errorString()));
+    printHeadlessMessage(QString::fromStdString(format_error(
+        {"sweep", path.toStdString(), "cannot read it (" + f.errorString().toStdString() + ")"},
+        Spelling::Flag)));
     return 2;
   }
   const QByteArray text = f.readAll();

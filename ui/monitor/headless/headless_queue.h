@@ -30,6 +30,10 @@ class QueueOptions {
   explicit QueueOptions(CLI::App& app);
   QueueOptions(const QueueOptions&) = delete;  // the app writes into this object
   bool given() const;                          // --queue or --sweep (after parsing)
+  // Whether `o` is one of these flags.
+  bool owns(const CLI::Option* o) const {
+    return o == queueOption_ || o == sweepOption_ || o == stopOption_;
+  }
   // After parsing: 2 (its line printed) when --queue and --sweep come together or with run spec
   // flags (those belong in the files); -1 when fine.
   int check(const CLI::App& app) const;

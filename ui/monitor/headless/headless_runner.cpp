@@ -7,13 +7,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include "checks/pre_start_check.h"
 #include "headless/breakdown_text.h"
+#include "headless/command_line.h"
 #include "headless/compare_headless.h"
 #include "headless/headless_message.h"
-#include "headless/headless_queue.h"
 #include "headless/progress_printer.h"
 #include "headless/signal_notifier.h"
 #include "headless/system_text.h"
@@ -23,7 +21,6 @@
 #include "run/run_controller.h"
 #include "slurm/login_resume.h"
 #include "slurm/slurm_job.h"
-#include "spec_flags.h"
 
 namespace ddpdesk {
 namespace {
@@ -213,46 +210,22 @@ int runController(const RunSpec& spec, const QString& attachDir) {
 
 int runHeadless(int argc, char** argv) {
   if (wantsCompare(argc, argv)) return runCompareHeadless(argc, argv);  // compares, runs nothing
-  CLI::App cli{"Launches LibTorch DDP training ranks on this machine and monitors them.",
-               "ddpdesk"};
-  bool headless = false;
-  cli.add_flag("--headless", headless, "run in the terminal, without a window");
-  std::string attach;
-  CLI::Option* attachOpt = cli.add_option(
-      "--attach", attach,
-      "follow the run in this directory (ranks started by hand, torchrun, srun or another "
-      "ddpdesk, writing <dir>/metrics/rank-N.jsonl) instead of starting one; "
-      "ssh://[user@]host[:port]/dir follows one on another host through ssh");
-  QueueOptions queue(cli);
-  SpecFlags flags(cli, /*with_nproc=*/true);
-  cli.footer(
+  CommandLine cli(
       "Comparing runs instead: ddpdesk --headless --compare DIR DIR... (ddpdesk --headless "
-      "--compare "
-      "--help for --x, --match, --tag, --csv)");
-  if (const int rc = parse_cli(cli, argc, argv); rc >= 0) return rc;
-  if (queue.given()) {
-    if (const int rc = queue.check(cli); rc >= 0) return rc;
+      "--compare --help for --x, --match, --tag, --csv)");
+  if (const int rc = cli.parse(argc, argv); rc >= 0) return rc;
+  if (cli.queue().given()) {
     QCoreApplication app(argc, argv);
-    return queue.run();
+    return cli.queue().run();
   }
-  if (attachOpt->count() > 0) {
-    for (const CLI::Option* o : cli.get_options())
-      if (o != attachOpt && o->count() > 0 && o->get_name() != "--headless") {
-        std::cerr << "ddpdesk: invalid " << o->get_name()
-                  << " with --attach: a followed run keeps the flags it was started with\n";
-        return 2;
-      }
-    if (attach.empty()) {
-      std::cerr << "ddpdesk: invalid --attach '': must be a run directory\n";
-      return 2;
-    }
+  if (cli.attaching()) {
     QCoreApplication app(argc, argv);
-    return runController(RunSpec(), QString::fromStdString(attach));
+    return runController(RunSpec(), QString::fromStdString(cli.attach()));
   }
   // Before the spec: --resume ssh://… reads it over ssh, in an event loop.
   QCoreApplication app(argc, argv);
   RunSpec spec;
-  const auto problems = buildSpecFromCommandLine(flags, &spec);
+  const auto problems = buildSpecFromCommandLine(cli.specFlags(), &spec);
   if (!problems.empty()) {
     for (const auto& p : problems) std::cerr << "ddpdesk: " << p << "\n";
     return 2;

@@ -33,17 +33,16 @@ const QStringList kEntryKeys = {QStringLiteral("id"),     QStringLiteral("spec")
 const QStringList kExtraEntryKeys = {QStringLiteral("fields"), QStringLiteral("sweep"),
                                      QStringLiteral("sweep_run")};
 
+// A queue file's fields are named by their JSON path ("entries[2].spec.lr").
 QString invalid(const QString& field, const QString& value, const QString& allowed) {
-  return QStringLiteral("invalid %1 '%2': %3").arg(field, value, allowed);
+  return QString::fromStdString(format_error(
+      {field.toStdString(), value.toStdString(), allowed.toStdString()}, Spelling::JsonKey));
 }
 
+// A queue file's value as text: field_value_text, the one rule, on its JSON.
 QString valueText(const QJsonValue& v) {
-  if (v.isString()) return v.toString();
-  if (v.isObject())
-    return QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
-  if (v.isArray())
-    return QString::fromUtf8(QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact));
-  return QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
+  const QByteArray text = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
+  return QString::fromStdString(field_value_text(nlohmann::json::parse(text.toStdString())[0]));
 }
 
 bool hasCheckpoint(const QString& runDir) {

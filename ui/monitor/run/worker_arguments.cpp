@@ -11,11 +11,6 @@ bool alwaysShown(const std::string& key) {
          key == "epochs" || key == "lr" || key == "seed";
 }
 
-QString valueText(const nlohmann::json& v) {
-  if (v.is_string()) return QString::fromStdString(v.get<std::string>());
-  return QString::fromStdString(v.dump());
-}
-
 }  // namespace
 
 QStringList workerArguments(const RunSpec& spec) {
@@ -33,7 +28,7 @@ QStringList workerArguments(const RunSpec& spec) {
       continue;
     if (!alwaysShown(key) && given[key] == defaults[key]) continue;
     args << QString::fromStdString(field_label(key, Spelling::Flag));
-    args << valueText(given[key]);
+    args << QString::fromStdString(field_value_text(given[key]));
   }
   return args;
 }

@@ -86,15 +86,19 @@ QString applyLoginResume(const LoginResumeSource& source, RunSpec* spec) {
 }
 
 std::vector<std::string> buildSpecFromCommandLine(SpecFlags& flags, RunSpec* out) {
+  const auto lines = [](const std::vector<FieldError>& errors) {
+    std::vector<std::string> out;
+    for (const FieldError& e : errors) out.push_back(format_error(e));
+    return out;
+  };
   const QString resume = QString::fromStdString(flags.resume_given());
-  if (!SshTarget::looksLikeUrl(resume)) return flags.build(*out);
+  if (!SshTarget::looksLikeUrl(resume)) return lines(flags.build(*out));
   const LoginResumeSource source = readLoginResumeNow(resume);
   if (!source.problem.isEmpty()) return {source.problem.toStdString()};
   flags.set_resume_spec(source.specText.toStdString(),
                         (resume + QStringLiteral("/spec.json")).toStdString());
   RunSpec spec;
-  auto problems = flags.build(spec);
-  if (!problems.empty()) return problems;
+  if (const auto problems = flags.build(spec); !problems.empty()) return lines(problems);
   if (const QString p = applyLoginResume(source, &spec); !p.isEmpty()) return {p.toStdString()};
   *out = spec;
   return {};

@@ -50,8 +50,7 @@ QStringList displayOrder() {
 }
 
 QString jsonText(const nlohmann::json& v) {
-  if (v.is_string()) return QString::fromStdString(v.get<std::string>());
-  return QString::fromStdString(v.dump());
+  return QString::fromStdString(field_value_text(v));
 }
 
 }  // namespace

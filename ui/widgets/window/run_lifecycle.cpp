@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <memory>
 
+#include "checks/pre_start_check.h"
 #include "form/run_spec_form.h"
 #include "form/slurm_preview_dialog.h"
 #include "form/spec_settings.h"
@@ -28,6 +29,7 @@ bool RunLifecycle::acceptForm() {
 
 bool RunLifecycle::startFromForm() {
   if (controller_->isActive() || !acceptForm()) return false;
+  if (resumeCheck_) resumeCheck_->cancel();  // a resume still being checked gives way
   return launch(form_->spec());
 }
 
@@ -55,7 +57,28 @@ bool RunLifecycle::resume(const QString& runDir) {
   RunSpec spec = record->spec;
   spec.resume = QFileInfo(runDir).absoluteFilePath().toStdString();
   spec.run_dir.clear();  // the controller continues in the resumed directory
-  return launch(spec);
+  // The checkpoint first, as headless and the queue do: one the ranks would refuse (torn, of
+  // another model, a run already past its epochs) is said in one line and nothing is started
+  // or written. A Slurm spec's batch script is shown first instead (its job checks it).
+  if (spec.is_slurm() || !needsPreStartCheck(spec)) return launch(spec);
+  if (!resumeCheck_) {
+    resumeCheck_ = new PreStartCheck(this);
+    connect(resumeCheck_, &PreStartCheck::finished, this, &RunLifecycle::onResumeChecked);
+  }
+  resumeSpec_ = spec;
+  Q_EMIT message(tr("Checking the checkpoint of %1 (ddpdesk-worker --check)").arg(runDir));
+  resumeCheck_->start(spec, controller_->workerProgram());
+  return true;
+}
+
+void RunLifecycle::onResumeChecked(const QString& problem, const QString& warning) {
+  if (!problem.isEmpty()) {
+    Q_EMIT error(tr("Could not resume the run: %1").arg(problem));
+    return;
+  }
+  if (!warning.isEmpty()) Q_EMIT message(warning);
+  if (controller_->isActive()) return;  // another run started meanwhile
+  launch(resumeSpec_);
 }
 
 bool RunLifecycle::launch(const RunSpec& spec) {

@@ -1,15 +1,16 @@
 // RunLifecycle: how the window starts, stops, resumes and follows runs. A start from the form
-// checks the spec first; every start or follow resets the log and the history's active run; the end
-// of a run flushes the log, refreshes the history and, for a failure, shows the failed rank's
-// output. It drives the RunController and the views it is given, and tells the window the rest
-// through signals (status line, errors, the live charts, the Log tab), so it is tested with
-// real widgets but no window.
+// checks the spec first, a resume its checkpoint (the worker's dry run); every start or follow
+// resets the log and the history's active run; the end of a run flushes the log, refreshes the
+// history and, for a failure, shows the failed rank's output. It drives the RunController and the
+// views it is given, and tells the window the rest through signals (status line, errors, the live
+// charts, the Log tab), so it is tested with real widgets but no window.
 #pragma once
 
 #include <QObject>
 #include <QPointer>
 #include <QString>
 
+#include "checks/pre_start_check.h"
 #include "form/slurm_preview_dialog.h"  // complete for QPointer
 #include "run/run_controller.h"
 
@@ -32,8 +33,12 @@ class RunLifecycle : public QObject {
   // Starts now, or as soon as the form becomes valid when all it waits for is an answer (the GPU
   // probe, the task check); otherwise reports the problem like startFromForm().
   void startWhenReady();
-  // Continues a stopped run from its directory (resume = that directory).
+  // Continues a stopped run from its directory (resume = that directory), once the worker's
+  // dry run has loaded its checkpoint (PreStartCheck, in the background): true when that check
+  // (or the start) is under way; a checkpoint it rejects comes back as error().
   bool resume(const QString& runDir);
+  // Whether a resume waits for its checkpoint check.
+  bool checkingResume() const { return resumeCheck_ && resumeCheck_->running(); }
   // Starts `spec` without an error box (the queue reports its own failures).
   bool startLive(const RunSpec& spec, QString* error);
   // Follows a run started elsewhere (RunController::attach).
@@ -56,6 +61,7 @@ class RunLifecycle : public QObject {
 
  private:
   bool launch(const RunSpec& spec);
+  void onResumeChecked(const QString& problem, const QString& warning);
   void onStateChanged(RunController::State state);
 
   RunController* controller_;
@@ -64,7 +70,9 @@ class RunLifecycle : public QObject {
   HistoryPanel* history_;
   bool closeAfterStop_ = false;
   QPointer<SlurmPreviewDialog> preview_;
-  bool submitting_ = false;  // launch() called back from the preview's Submit
+  bool submitting_ = false;               // launch() called back from the preview's Submit
+  PreStartCheck* resumeCheck_ = nullptr;  // child, made at the first resume
+  RunSpec resumeSpec_;                    // the resume it checks
 };
 
 }  // namespace ddpdesk
