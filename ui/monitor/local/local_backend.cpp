@@ -54,7 +54,7 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
   });
 
   const int world = spec.nproc;
-  run().beginRun(spec, std::move(dir), history, world);
+  beginRun(spec, std::move(dir), history, world);
   setState(State::Starting);
 
   const RankCommand command = rankCommandFor(spec, program);
@@ -87,7 +87,7 @@ void LocalBackend::beginStopping() {
   if (term_sent_) return;
   term_sent_ = true;
   launcher_->terminateAll();
-  run().startGrace();
+  startGrace();
 }
 
 void LocalBackend::graceExpired() {
@@ -180,7 +180,7 @@ void LocalBackend::onRankFinished(int rank) {
 
 void LocalBackend::maybeFinish() {
   if (!launcher_->allExited()) return;
-  run().stopGrace();
+  stopGrace();
   if (draining_) return;
   draining_ = true;
   if (server()->connectionCount() == 0)
@@ -233,7 +233,7 @@ void LocalBackend::finalize() {
   s.ignoredLines = server()->counters().ignored;
   s.unknownFields = server()->counters().unknownFields;
   s.droppedConnections = server()->counters().dropped;
-  run().endRun(final, why, s);
+  endRun(final, why, s);
 }
 
 }  // namespace ddpdesk
