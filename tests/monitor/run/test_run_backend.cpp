@@ -33,7 +33,7 @@ class FakeBackend : public RunBackend {
     if (!dir->create(spec, error)) return false;
     spec.run_dir = dir->path().toStdString();
     dir->writeSpec(spec, error);
-    run().beginRun(spec, std::move(dir), 0, 2);
+    beginRun(spec, std::move(dir), 0, 2);
     setState(State::Starting);
     return true;
   }
@@ -52,7 +52,7 @@ class FakeBackend : public RunBackend {
     RunStatus s;
     s.exitCodes = {0, 0};
     s.termSignals = {0, 0};
-    run().endRun(final, why, s, QStringLiteral("fake ended; "));
+    endRun(final, why, s, QStringLiteral("fake ended; "));
   }
 };
 

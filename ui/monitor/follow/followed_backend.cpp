@@ -24,7 +24,7 @@ bool FollowedBackend::attach(const QString& where, QString*) {
   RunSpec spec;
   if (const auto record = RunDirectory::readRecord(path); record && record->specValid)
     spec = record->spec;  // started by ddpdesk: epochs and task for the progress line
-  run().beginFollowing(path, spec);
+  beginFollowing(path, spec);
   newFollower(/*filesEndTheRun=*/true);
   setState(State::Starting);
   QString err;
@@ -90,7 +90,7 @@ RunFollower* FollowedBackend::newFollower(bool filesEndTheRun) {
   connect(follower_, &RunFollower::helloReceived, this, &FollowedBackend::onFollowedHello);
   connect(
       follower_, &RunFollower::messagesReceived, this,
-      [c](const std::vector<wire::Message>& m, const QByteArray& lines) { c->ingest(m, lines); });
+      [this](const std::vector<wire::Message>& m, const QByteArray& lines) { ingest(m, lines); });
   connect(follower_, &RunFollower::malformedLines, this,
           [c](int rank, int count, const QString& why) {
             Q_EMIT c->warning(QStringLiteral("rank %1's file has %2 malformed line(s): %3")
@@ -137,9 +137,9 @@ RunFollower* FollowedBackend::newFollower(bool filesEndTheRun) {
 }
 
 void FollowedBackend::onFollowedHello(const wire::Hello& h) {
-  run().growWorld(std::max(h.world, h.rank + 1));
+  growWorld(std::max(h.world, h.rank + 1));
   Q_EMIT run().rankStarted(h.rank, h.pid);
-  run().rankConnectedNow(h.rank);
+  rankConnectedNow(h.rank);
 }
 
 void FollowedBackend::finalizeFollowed() {
@@ -177,7 +177,7 @@ void FollowedBackend::finalizeFollowed() {
     why = stopRequested() ? QStringLiteral("stopped by the user at step %1").arg(progress.step)
                           : QStringLiteral("the ranks stopped at step %1").arg(progress.step);
   }
-  run().endRun(final, why);
+  endRun(final, why);
 }
 
 }  // namespace ddpdesk

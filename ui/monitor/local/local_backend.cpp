@@ -61,7 +61,7 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
   const int world = spec.nproc;
   const TaskInfo* task = find_task(spec.task);
   spec_is_script_ = task && task->python_script;
-  run().beginRun(spec, std::move(dir), history, world);
+  beginRun(spec, std::move(dir), history, world);
   setState(State::Starting);
 
   launcher_->setExtraEnvironment(run().extraEnvironment());
@@ -106,7 +106,7 @@ void LocalBackend::onRankLine(int rank, const QString& text) {
     messages.push_back(s);
     lines += QByteArray::fromStdString(wire::encode(s)) + '\n';
   }
-  if (!messages.empty()) run().ingest(messages, lines);
+  if (!messages.empty()) ingest(messages, lines);
 }
 
 void LocalBackend::stop() {
@@ -125,7 +125,7 @@ void LocalBackend::beginStopping() {
   if (term_sent_) return;
   term_sent_ = true;
   launcher_->terminateAll();
-  run().startGrace();
+  startGrace();
 }
 
 void LocalBackend::graceExpired() {
@@ -275,7 +275,7 @@ void LocalBackend::loneRanksTimedOut() {
 void LocalBackend::maybeFinish() {
   if (!launcher_->allExited()) return;
   lone_timer_.stop();
-  run().stopGrace();
+  stopGrace();
   if (draining_) return;
   draining_ = true;
   if (server()->connectionCount() == 0)
@@ -328,7 +328,7 @@ void LocalBackend::finalize() {
   s.ignoredLines = server()->counters().ignored;
   s.unknownFields = server()->counters().unknownFields;
   s.droppedConnections = server()->counters().dropped;
-  run().endRun(final, why, s);
+  endRun(final, why, s);
 }
 
 }  // namespace ddpdesk

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "run/run_controller.h"
+#include "run/run_directory.h"
+#include "wire.h"
 
 namespace ddpdesk {
 
@@ -77,7 +79,25 @@ class RunBackend : public QObject {
   std::vector<bool>& connected() const { return run_.connected_; }
   const std::vector<QString>& rankErrors() const { return run_.rank_errors_; }
   const std::vector<bool>& rankStopped() const { return run_.rank_stopped_; }
-  bool isCurrent() const { return run_.backend_.get() == this; }
+  // The controller's steps of a run (run_controller.h).
+  void beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history,
+                int world) const {
+    run_.beginRun(spec, std::move(dir), history, world);
+  }
+  void beginFollowing(const QString& where, const RunSpec& spec) const {
+    run_.beginFollowing(where, spec);
+  }
+  void rankConnectedNow(int rank) const { run_.rankConnectedNow(rank); }
+  void growWorld(int world) const { run_.growWorld(world); }
+  void ingest(const std::vector<wire::Message>& messages, const QByteArray& lines) const {
+    run_.onMessages(messages, lines);
+  }
+  void startGrace() const { run_.startGrace(); }
+  void stopGrace() const { run_.stopGrace(); }
+  void endRun(State final, const QString& reason, RunStatus status = RunStatus(),
+              const QString& logPrefix = QString()) const {
+    run_.endRun(final, reason, std::move(status), logPrefix);
+  }
 
  private:
   RunController& run_;

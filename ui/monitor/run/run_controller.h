@@ -183,14 +183,19 @@ class RunController : public QObject {
  private:
   friend class RunBackend;
   void setState(State s);
+  // Messages read from the ranks' socket or files: into the store, the run's metrics.jsonl and
+  // the ranks' last words.
   void onMessages(const std::vector<wire::Message>& messages, const QByteArray& lines);
   void resetRun(int world);
 
  public:
-  // For the backends (run_backend.h); not for the GUI.
-  // Makes `backend` this controller's if `how` begins its run (through beginRun() or
-  // beginFollowing()); the previous run's backend goes then. `how`'s result.
+  // Makes `backend` this controller's if `how` begins its run (through RunBackend::beginRun() or
+  // beginFollowing()); the previous run's backend goes then. `how`'s result. start() and attach()
+  // choose the backend; a test may bring its own (run_backend.h).
   bool begin(std::unique_ptr<RunBackend> backend, const std::function<bool(RunBackend&)>& how);
+
+ private:
+  // For the backends (RunBackend's protected forwarders).
   // A run with a directory of its own: takes the spec and the directory, resets the run for
   // `world` ranks and loads `history` bytes of an earlier metrics.jsonl (a continued run) into
   // the store: larger than the async threshold on a worker thread, else at once.
@@ -201,11 +206,6 @@ class RunController : public QObject {
   void rankConnectedNow(int rank);
   // A followed rank's hello names a world this large.
   void growWorld(int world);
-  // Messages read from the ranks' socket or files: into the store, the run's metrics.jsonl and
-  // the ranks' last words.
-  void ingest(const std::vector<wire::Message>& messages, const QByteArray& lines) {
-    onMessages(messages, lines);
-  }
   // SIGKILL follows a stop after the grace period: the backend's graceExpired().
   void startGrace();
   void stopGrace();
@@ -217,7 +217,6 @@ class RunController : public QObject {
   void endRun(State final, const QString& reason, RunStatus status = RunStatus(),
               const QString& logPrefix = QString());
 
- private:
   State state_ = State::Idle;
   QString program_;
   int grace_ms_ = 30000;

@@ -137,7 +137,7 @@ bool SlurmBackend::start(const RunSpec& given, const QString& program, QString* 
     return fail(err);
   dir->forgetEnding();
 
-  run().beginRun(spec, std::move(dir), history, spec.world_size());
+  beginRun(spec, std::move(dir), history, spec.world_size());
   job_ = newSlurmJob();
   launcherStatus() = QStringLiteral("submitting %1").arg(script);
   this->dir()->logEvent(
@@ -198,7 +198,7 @@ void SlurmBackend::onSlurmRejected(const QString& line) {
     dir()->close();
   }
   launcherStatus() = QStringLiteral("refused by sbatch");
-  run().endRun(State::Failed, line);
+  endRun(State::Failed, line);
 }
 
 void SlurmBackend::onSlurmStatus(const SlurmJobStatus& s) {
@@ -334,9 +334,8 @@ void SlurmBackend::finalizeSlurm(const SlurmJobStatus& s) {
     st.malformedLines = follower_->counters().malformed;
     st.ignoredLines = follower_->counters().ignored;
   }
-  run().endRun(
-      final, why, st,
-      QStringLiteral("%1 ended: %2 (told by %3); ").arg(job, s.slurmState, job_->endSource()));
+  endRun(final, why, st,
+         QStringLiteral("%1 ended: %2 (told by %3); ").arg(job, s.slurmState, job_->endSource()));
 }
 
 }  // namespace ddpdesk

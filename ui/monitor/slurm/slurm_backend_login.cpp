@@ -76,7 +76,7 @@ bool SlurmBackend::startViaLogin(RunSpec spec, const QString& program, QString* 
   }
   const qint64 history = QFileInfo(RunDirectory::metricsPath(path)).size();
   rememberForUndo(path, created);
-  run().beginRun(spec, std::move(dir), history, spec.world_size());
+  beginRun(spec, std::move(dir), history, spec.world_size());
   remote_dir_.clear();
   remote_written_ = false;
   remote_created_ = false;

@@ -26,7 +26,7 @@ SshFollowedBackend::~SshFollowedBackend() = default;
 bool SshFollowedBackend::attach(const QString& url, QString* error) {
   const auto target = SshTarget::parse(url, error);
   if (!target) return false;
-  run().beginFollowing(target->url(), RunSpec());
+  beginFollowing(target->url(), RunSpec());
   mirror_ = new SshRunMirror(*target, this);
   if (!mirror_->start(SshRunMirror::kPollMs, error)) {
     delete mirror_;
@@ -82,7 +82,7 @@ void SshFollowedBackend::onFailed(const QString& why) {
   if (!began) Q_EMIT run().attachFailed(why);
   Q_EMIT run().warning(why);
 
-  run().endRun(State::Failed, why);
+  endRun(State::Failed, why);
 }
 
 bool SshFollowedBackend::signalRanks(int signo) {
