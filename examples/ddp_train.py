@@ -120,7 +120,16 @@ def main():
         path = os.path.join(ddpdesk.run_dir(), "checkpoint.pt")
         torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "step": step}, path)
         ddpdesk.checkpoint(path)
-    dist.barrier()
+    # Leaving: rank 0 hosts the rendezvous store and leaves last. A rank that exits while a peer
+    # is still reading the last collective's message from it can reset the connection under it
+    # (the peer then waits forever); so each peer tells rank 0 once it has read everything, and
+    # rank 0 exits after hearing from all of them.
+    done = torch.zeros(1)
+    if rank == 0:
+        for peer in range(1, world):
+            dist.recv(done, src=peer)
+    else:
+        dist.send(done, dst=0)
     dist.destroy_process_group()
 
 

@@ -58,6 +58,25 @@ class TestScriptRun : public QObject {
   Q_OBJECT
   std::unique_ptr<QTemporaryDir> home;
 
+  // examples/ddp_train.py on 2 ranks for 1,000 epochs (until stopped), its run directory in
+  // *runDir; returned once both ranks have stepped (their client is in: a stop is graceful),
+  // else null.
+  std::unique_ptr<QProcess> startLongDdpRun(QString* runDir) {
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
+         "--nproc", "2", "--epochs", "1000", "--script-args",
+         "--epochs {epochs} --samples 512 --step-sleep 0.05 --losses {run_dir}/losses"});
+    for (int i = 0; i < kTimeoutMs / 100 && runDir->isEmpty(); ++i) {
+      QTest::qWait(100);
+      *runDir = onlyRunDir(home->path());
+    }
+    const QString metrics = *runDir + QStringLiteral("/metrics.jsonl");
+    for (int i = 0; i < kTimeoutMs / 100 && !bothRanksStepping(metrics); ++i) QTest::qWait(100);
+    if (runDir->isEmpty() || !bothRanksStepping(metrics)) return nullptr;
+    return p;
+  }
+
  private Q_SLOTS:
   void init() {
     home = std::make_unique<QTemporaryDir>();
@@ -129,20 +148,9 @@ class TestScriptRun : public QObject {
   // and no process of the run left.
   void ctrlCStopsEveryRankWithACheckpoint() {
     if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
-    auto p = startHeadless(
-        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
-        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
-         "--nproc", "2", "--epochs", "1000", "--script-args",
-         "--epochs {epochs} --samples 512 --step-sleep 0.05 --losses {run_dir}/losses"});
     QString runDir;
-    for (int i = 0; i < kTimeoutMs / 100 && runDir.isEmpty(); ++i) {
-      QTest::qWait(100);
-      runDir = onlyRunDir(home->path());
-    }
-    QVERIFY(!runDir.isEmpty());
-    const QString metrics = runDir + QStringLiteral("/metrics.jsonl");
-    for (int i = 0; i < kTimeoutMs / 100 && !bothRanksStepping(metrics); ++i) QTest::qWait(100);
-    QVERIFY2(bothRanksStepping(metrics), "the ranks never stepped");
+    auto p = startLongDdpRun(&runDir);
+    QVERIFY2(p != nullptr, "the ranks never stepped");
     ::kill(pid_t(p->processId()), SIGINT);
     const ProcessResult r = finishProcess(*p, kTimeoutMs);
     QVERIFY2(r.code == 130, qPrintable(r.err));
@@ -180,19 +188,9 @@ class TestScriptRun : public QObject {
   // stopped, nothing is left running.
   void aKilledRankFailsTheRunAndLeavesNothing() {
     if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
-    auto p = startHeadless(
-        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
-        {"--task", "python", "--script", kExamples + "/ddp_train.py", "--python", kPython,
-         "--nproc", "2", "--epochs", "1000", "--script-args",
-         "--epochs {epochs} --samples 512 --step-sleep 0.05 --losses {run_dir}/losses"});
     QString runDir;
-    for (int i = 0; i < kTimeoutMs / 100 && runDir.isEmpty(); ++i) {
-      QTest::qWait(100);
-      runDir = onlyRunDir(home->path());
-    }
-    const QString metrics = runDir + QStringLiteral("/metrics.jsonl");
-    for (int i = 0; i < kTimeoutMs / 100 && !bothRanksStepping(metrics); ++i) QTest::qWait(100);
-    QVERIFY2(bothRanksStepping(metrics), "the ranks never stepped");
+    auto p = startLongDdpRun(&runDir);
+    QVERIFY2(p != nullptr, "the ranks never stepped");
     const ProcessResult pg =
         runProgram(QStringLiteral("pgrep"), {"-f", runDir + QStringLiteral("/losses")});
     QList<qint64> pids = pidList(pg.out.simplified());
