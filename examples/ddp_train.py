@@ -16,6 +16,7 @@ Runs unchanged under torchrun too. It shows what a script does to be a good ddpd
 import ddpdesk  # first: it takes the stop signals before torch starts its threads
 
 import argparse
+import gc
 import os
 
 import torch
@@ -120,16 +121,13 @@ def main():
         path = os.path.join(ddpdesk.run_dir(), "checkpoint.pt")
         torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "step": step}, path)
         ddpdesk.checkpoint(path)
-    # Leaving: rank 0 hosts the rendezvous store and leaves last. A rank that exits while a peer
-    # is still reading the last collective's message from it can reset the connection under it
-    # (the peer then waits forever); so each peer tells rank 0 once it has read everything, and
-    # rank 0 exits after hearing from all of them.
-    done = torch.zeros(1)
-    if rank == 0:
-        for peer in range(1, world):
-            dist.recv(done, src=peer)
-    else:
-        dist.send(done, dst=0)
+    dist.barrier()
+    # PyTorch 1.13's Gloo process group can deadlock when the DDP module's garbage collection
+    # destroys it (its worker thread, freeing a tensor, waits for the GIL that the destructor
+    # holds while joining it). So the module goes first, while the group is still referenced,
+    # and the group after it.
+    del model, opt
+    gc.collect()
     dist.destroy_process_group()
 
 
