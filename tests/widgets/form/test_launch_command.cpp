@@ -9,6 +9,36 @@
 
 using namespace ddpdesk;
 
+namespace {
+// What Debian's torchrun (torch.distributed.run) reads from `line` pasted into a shell: its own
+// argument parser run on the words, with NODE_RANK=1 and MASTER_ADDR=node0 set; `fields` is the
+// Python list of what to print (of the parsed `a`). Empty when python3-torch is missing.
+QString parsedByTorchrun(const QString& line, const QString& fields) {
+  if (QProcess::execute(QStringLiteral("/usr/bin/python3"),
+                        {QStringLiteral("-c"), QStringLiteral("import torch.distributed.run")}) !=
+      0)
+    return {};
+  const QString parse = QStringLiteral(
+                            "import json, sys\n"
+                            "from torch.distributed.run import get_args_parser\n"
+                            "a = get_args_parser().parse_args(sys.argv[1:])\n"
+                            "print(json.dumps(") +
+                        fields + QStringLiteral("))\n");
+  QProcess sh;
+  sh.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("PARSE"), parse);
+  sh.setProcessEnvironment(env);
+  sh.start(QStringLiteral("/bin/sh"),
+           {QStringLiteral("-c"),
+            QStringLiteral("torchrun() { exec /usr/bin/python3 -c \"$PARSE\" \"$@\"; }\n"
+                           "NODE_RANK=1 MASTER_ADDR=node0\n") +
+                line});
+  if (!sh.waitForFinished(120000) || sh.exitCode() != 0) return QStringLiteral("(failed)");
+  return QString::fromUtf8(sh.readAllStandardOutput()).trimmed();
+}
+}  // namespace
+
 class TestLaunchCommand : public QObject {
   Q_OBJECT
  private Q_SLOTS:
@@ -78,38 +108,22 @@ class TestLaunchCommand : public QObject {
     // The line as a user pastes it into a shell, with `torchrun` standing for Debian's
     // torch.distributed.run (what test_torchrun drives): its own argument parser must take
     // every flag, hand the worker its words unchanged, and read the node shape from the spec.
-    if (QProcess::execute(QStringLiteral("/usr/bin/python3"),
-                          {QStringLiteral("-c"), QStringLiteral("import torch.distributed.run")}) !=
-        0)
-      QSKIP("needs Debian's python3-torch");
     RunSpec s;
     s.task = "fmnist-mlp";
     s.launcher = "slurm";
     s.slurm_nodes = 3;
     s.slurm_tasks_per_node = 2;
     s.name = "it's mine";
-    const QString parse = QStringLiteral(
-        "import json, sys\n"
-        "from torch.distributed.run import get_args_parser\n"
-        "a = get_args_parser().parse_args(sys.argv[1:])\n"
-        "print(json.dumps([a.nnodes, a.node_rank, a.master_addr, a.nproc_per_node, a.no_python,"
-        " a.training_script] + a.training_script_args))\n");
-    QProcess sh;
-    sh.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("PARSE"), parse);
-    sh.setProcessEnvironment(env);
-    sh.start(QStringLiteral("/bin/sh"),
-             {QStringLiteral("-c"),
-              QStringLiteral("torchrun() { exec /usr/bin/python3 -c \"$PARSE\" \"$@\"; }\n"
-                             "NODE_RANK=1 MASTER_ADDR=node0\n") +
-                  torchrunCommand(s)});
-    QVERIFY(sh.waitForFinished(120000));
-    QCOMPARE(sh.exitCode(), 0);
-    const auto got = nlohmann::json::parse(sh.readAllStandardOutput().toStdString());
+    const QString got = parsedByTorchrun(
+        torchrunCommand(s), QStringLiteral("[a.nnodes, a.node_rank, a.master_addr, "
+                                           "a.nproc_per_node, a.no_python, a.training_script] + "
+                                           "a.training_script_args"));
+    if (got.isEmpty()) QSKIP("needs Debian's python3-torch");
     nlohmann::json want = {"3", 1, "node0", "2", true, "ddpdesk-worker"};
     for (const QString& a : workerArguments(s)) want.push_back(a.toStdString());
-    QCOMPARE(QString::fromStdString(got.dump()), QString::fromStdString(want.dump()));
+    QCOMPARE(
+        QString::fromStdString(nlohmann::json::parse(got.toStdString(), nullptr, false).dump()),
+        QString::fromStdString(want.dump()));
   }
 
   // Task python: the script under torchrun, its placeholders filled; srun runs one torchrun per
@@ -133,31 +147,13 @@ class TestLaunchCommand : public QObject {
                             "--nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint "
                             "\"$MASTER_ADDR:29500\" 'train dir/train.py' --bs 32 --out ./ckpt "
                             "--name 'two words'"));
-    if (QProcess::execute(QStringLiteral("/usr/bin/python3"),
-                          {QStringLiteral("-c"), QStringLiteral("import torch.distributed.run")}) !=
-        0)
-      QSKIP("needs Debian's python3-torch");
-    const QString parse = QStringLiteral(
-        "import json, sys\n"
-        "from torch.distributed.run import get_args_parser\n"
-        "a = get_args_parser().parse_args(sys.argv[1:])\n"
-        "print(json.dumps([a.nnodes, a.nproc_per_node, a.no_python, a.training_script] +"
-        " a.training_script_args))\n");
-    QProcess sh;
-    sh.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("PARSE"), parse);
-    sh.setProcessEnvironment(env);
     s.launcher = "local";
-    sh.start(QStringLiteral("/bin/sh"),
-             {QStringLiteral("-c"),
-              QStringLiteral("torchrun() { exec /usr/bin/python3 -c \"$PARSE\" \"$@\"; }\n") +
-                  torchrunCommand(s)});
-    QVERIFY(sh.waitForFinished(120000));
-    QCOMPARE(sh.exitCode(), 0);
-    QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()).trimmed(),
-             QStringLiteral("[\"1\", \"4\", false, \"train dir/train.py\", \"--bs\", \"32\", "
-                            "\"--out\", \"./ckpt\", \"--name\", \"two words\"]"));
+    const QString got = parsedByTorchrun(
+        torchrunCommand(s), QStringLiteral("[a.nnodes, a.nproc_per_node, a.no_python, "
+                                           "a.training_script] + a.training_script_args"));
+    if (got.isEmpty()) QSKIP("needs Debian's python3-torch");
+    QCOMPARE(got, QStringLiteral("[\"1\", \"4\", false, \"train dir/train.py\", \"--bs\", "
+                                 "\"32\", \"--out\", \"./ckpt\", \"--name\", \"two words\"]"));
   }
 
   void quoting() {
