@@ -56,6 +56,12 @@ struct RunSpec {
   std::string script_args;  // e.g. "--epochs {epochs} --bs {batch_size}"
   std::string python;       // the interpreter; empty: python3 on PATH
   std::string workdir;      // the ranks' working directory; empty: the run directory
+  // Where the monitor reads a script's metrics when it does not use the client: a regular
+  // expression for its printed losses (a group named loss, optionally one named step; empty:
+  // the built-in forms of ui/monitor/metrics/output_loss.h), and the TensorBoard log directory it
+  // writes (empty: event files found under the working directory).
+  std::string loss_pattern;
+  std::string logdir;
   // Who starts the ranks: "local" (processes on this machine, nproc of them) or "slurm" (a batch
   // job of slurm_nodes x slurm_tasks_per_node ranks, submitted with sbatch; docs/cluster.md).
   std::string launcher = "local";

@@ -177,6 +177,23 @@ const std::vector<Field>& fields() {
                  "task python: the Python interpreter (empty: python3 on PATH, e.g. a venv's)"),
       TEXT_FIELD(workdir, "workdir",
                  "task python: the ranks' working directory (empty: the run directory)"),
+      {"loss_pattern", Kind::Text,
+       "task python: a regular expression for printed losses, with a group (?<loss>...) and "
+       "optionally (?<step>...) (empty: loss=, loss:, dicts, tqdm bars)",
+       [](const RunSpec& s) { return json(s.loss_pattern); },
+       [](RunSpec& s, const json& v) { s.loss_pattern = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         // The whole expression is compiled by the monitor, which reads the output; here only
+         // what every reading needs.
+         const std::string& p = s.loss_pattern;
+         if (p.empty()) return {};
+         if (p.find("(?<loss>") == std::string::npos && p.find("(?P<loss>") == std::string::npos)
+           return "must have a group named loss, (?<loss>...)";
+         return {};
+       }},
+      TEXT_FIELD(logdir, "logdir",
+                 "task python: the TensorBoard log directory the script writes, charted live "
+                 "(empty: event files found under the working directory)"),
       {"launcher", Kind::Text, "local (processes on this machine) | slurm (an sbatch job)",
        [](const RunSpec& s) { return json(s.launcher); },
        [](RunSpec& s, const json& v) { s.launcher = v.get<std::string>(); },

@@ -1,4 +1,4 @@
-// The names and units of the system gauges a worker sends (engine/telemetry/system_sampler.h)
+// The names and units of the system gauges a worker sends (engine/system/system_sampler.h)
 // and the monitor shows (rank table, System chart, headless summary). Gauges are generic on the
 // wire and in the store; only the places that show these particular ones need their names.
 #pragma once

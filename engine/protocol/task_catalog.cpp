@@ -45,7 +45,8 @@ bool is_user_task_field(const std::string& key) {
 }
 
 bool is_script_field(const std::string& key) {
-  return key == "script" || key == "script_args" || key == "python" || key == "workdir";
+  return key == "script" || key == "script_args" || key == "python" || key == "workdir" ||
+         key == "loss_pattern" || key == "logdir";
 }
 
 const std::vector<std::string>& script_placeholders() {

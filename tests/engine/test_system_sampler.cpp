@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cmath>
@@ -172,6 +175,46 @@ TEST(SystemSampler, RealProcOfThisProcess) {
   EXPECT_GT(v.at(gauges::kCpuPercent), 0.0);
   // Clock ticks are 10 ms apart: allow one tick of rounding on top of every core busy.
   EXPECT_LE(v.at(gauges::kCpuPercent), 100.0 * cores + 10.0);
+}
+
+// Another process by pid (how the monitor samples a Python-script rank): its values, not this
+// process's. The child is a fresh fork that only sleeps: one thread and no CPU to speak of,
+// while this process holds the gtest threads and has burnt CPU above; a sampler reading "self"
+// by mistake would see this process's RSS, which the saved files below make tell apart.
+TEST(SystemSampler, AnotherProcessByPid) {
+  FakeProc proc;
+  std::filesystem::create_directories(proc.dir / "4242");
+  proc.write("4242/stat", kStat);                       // 7 threads
+  proc.write("4242/statm", "765 406 379 5 0 123 0\n");  // 406 pages
+  proc.write("self/stat",
+             std::string(kStat).replace(std::string(kStat).find(" 7 0 810732"), 11, " 3 0 810732"));
+  proc.write("self/statm", "765 999 379 5 0 123 0\n");
+  SystemSampler::Options o;
+  o.proc_dir = proc.dir.string();
+  o.process = "4242";
+  o.page_bytes = 4096;
+  const auto v = byName(SystemSampler(o).sample(1.0));
+  EXPECT_EQ(v.at(gauges::kThreads), 7.0);
+  EXPECT_EQ(v.at(gauges::kRssBytes), 406.0 * 4096);
+
+  // A real child, by its pid: a sleeping fork has one thread.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::sleep(30);
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  SystemSampler::Options real;
+  real.process = std::to_string(child);
+  const auto c = byName(SystemSampler(real).sample(steadySeconds()));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(c.count(gauges::kThreads));
+  EXPECT_EQ(c.at(gauges::kThreads), 1.0);
+  EXPECT_GT(c.at(gauges::kRssBytes), 0.0);
+
+  // A process that is gone: no values, no error.
+  EXPECT_TRUE(SystemSampler(real).sample(steadySeconds()).empty());
 }
 
 // No NVML (this build machine has no driver; here the library name is one that exists nowhere):

@@ -3,8 +3,10 @@
 // real two-rank PyTorch DDP script with accumulation (examples/ddp_train.py, Debian's
 // python3-torch, Gloo) reports through the client, and the losses in the run's metrics equal
 // those the script computed; Ctrl+C stops every rank through the client with a checkpoint and
-// leaves no process; bad input is one line and exit 2 with nothing written.
+// leaves no process; a sweep fills each run's placeholders; bad input is one line and exit 2
+// with nothing written.
 #include <QDirIterator>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -12,7 +14,7 @@
 #include <csignal>
 #include <map>
 
-#include "monitor_test_util.h"
+#include "local/script_run_util.h"
 #include "qt_test_main.h"
 
 using namespace ddpdesk;
@@ -23,34 +25,8 @@ constexpr int kTimeoutMs = 300000;  // python3 and torch start-up on a loaded 2-
 const QString kPython = QStringLiteral(DDPDESK_PYTHON3);
 const QString kExamples = QStringLiteral(DDPDESK_SOURCE_DIR "/examples");
 
-// The worker beside ddpdesk: a script run only takes the client's folder from its place.
-QString workerBeside() {
-  return QFileInfo(QStringLiteral(DDPDESK_BIN)).absolutePath() + QStringLiteral("/ddpdesk-worker");
-}
-
 bool pythonHasTorch() {
-  return runProgram(kPython, {QStringLiteral("-c"), QStringLiteral("import torch")}).code == 0;
-}
-
-// rank -> step -> loss, from a run's metrics.jsonl step messages.
-std::map<int, std::map<qint64, double>> stepLosses(const QString& runDir) {
-  std::map<int, std::map<qint64, double>> out;
-  QFile f(runDir + QStringLiteral("/metrics.jsonl"));
-  if (!f.open(QIODevice::ReadOnly)) return out;
-  for (const QByteArray& line : f.readAll().split('\n')) {
-    const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value(QStringLiteral("type")).toString() != QLatin1String("step")) continue;
-    out[o.value(QStringLiteral("rank")).toInt()]
-       [qint64(o.value(QStringLiteral("step")).toDouble())] =
-           o.value(QStringLiteral("loss")).toDouble();
-  }
-  return out;
-}
-
-QString onlyRunDir(const QString& xdg) {
-  const QDir runs(xdg + QStringLiteral("/ddpdesk/runs"));
-  const QStringList dirs = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-  return dirs.size() == 1 ? runs.filePath(dirs.front()) : QString();
+  return ddpdesk::test::pythonHasTorch(kPython);
 }
 }  // namespace
 
@@ -230,6 +206,39 @@ class TestScriptRun : public QObject {
     QVERIFY2(ps.out.trimmed().isEmpty(), qPrintable(ps.out));
   }
 
+  // A sweep of script runs: each grid point's values fill the placeholders of its own run.
+  void aSweepFillsEachRunsPlaceholders() {
+    const QDir home_(home->path());
+    const QString script = writeFile(home_, QStringLiteral("echo_lr.py"),
+                                     "import sys\nprint('step 1 loss=' + sys.argv[1])\n");
+    const QJsonObject base{{"task", "python"},
+                           {"script", script},
+                           {"python", kPython},
+                           {"nproc", 1},
+                           {"script_args", "{lr}"}};
+    const QJsonObject sweep{
+        {"name", "lrs"}, {"base", base}, {"grid", QJsonObject{{"lr", QJsonArray{0.5, 0.25}}}}};
+    const QString file =
+        writeFile(home_, QStringLiteral("sweep.json"), QJsonDocument(sweep).toJson());
+    auto p =
+        startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(), {"--sweep", file});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QDir sweeps(home->path() + QStringLiteral("/ddpdesk/sweeps"));
+    const QStringList dirs = sweeps.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QCOMPARE(dirs.size(), 1);
+    QFile index(sweeps.filePath(dirs.front()) + QStringLiteral("/index.json"));
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    const QJsonArray runs = QJsonDocument::fromJson(index.readAll()).object()["runs"].toArray();
+    QCOMPARE(runs.size(), 2);
+    for (const QJsonValue& run : runs) {
+      const double lr = run["fields"]["lr"].toDouble();
+      const auto losses = stepLosses(run["run_dir"].toString());
+      QVERIFY2(losses.count(0) && losses.at(0).count(1), qPrintable(run["run_dir"].toString()));
+      QCOMPARE(losses.at(0).at(1), lr);  // the script printed the {lr} it was given
+    }
+  }
+
   // A script that cannot even be compiled: the run fails at once with Python's own words.
   void aSyntaxErrorFailsAtOnceWithTheTraceback() {
     const QString script = writeFile(QDir(home->path()), QStringLiteral("broken.py"),
@@ -259,6 +268,17 @@ class TestScriptRun : public QObject {
     QTest::newRow("python not executable")
         << QStringList{"--task", "python", "--script", script, "--python", script}
         << "ddpdesk: invalid --python '" + script + "': is not an executable file";
+    QTest::newRow("loss pattern without its group")
+        << QStringList{"--task", "python", "--script", script, "--loss-pattern", "loss ([0-9.]+)"}
+        << "ddpdesk: invalid --loss-pattern 'loss ([0-9.]+)': must have a group named loss, "
+           "(?<loss>...)";
+    QTest::newRow("loss pattern that does not compile")
+        << QStringList{"--task", "python", "--script", script, "--loss-pattern", "(?<loss>[0-9"}
+        << "ddpdesk: invalid --loss-pattern '(?<loss>[0-9': is no regular expression: missing "
+           "terminating ] for character class at offset 12";
+    QTest::newRow("logdir that is a file")
+        << QStringList{"--task", "python", "--script", script, "--logdir", script}
+        << "ddpdesk: invalid --logdir '" + script + "': is not a directory";
     QTest::newRow("unclosed quote")
         << QStringList{"--task", "python", "--script", script, "--script-args", "--name 'x"}
         << "ddpdesk: invalid --script-args '--name 'x': an unclosed ' quote";

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "local/script_rank.h"
+#include "metrics/output_loss.h"
 #include "run/run_directory.h"
 #include "worker_settings.h"
 
@@ -92,6 +93,16 @@ QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
   QString why;
   splitShellWords(QString::fromStdString(spec.script_args), &why);
   if (!why.isEmpty()) return invalid("script_args", spec.script_args, why);
+  if (!spec.loss_pattern.empty()) {
+    const OutputLossReader reader(QString::fromStdString(spec.loss_pattern));
+    if (!reader.valid()) return invalid("loss_pattern", spec.loss_pattern, reader.error());
+  }
+  // The log directory may not exist yet: the script creates it. Its parent must.
+  if (!spec.logdir.empty()) {
+    const QFileInfo logdir(QString::fromStdString(spec.logdir));
+    if (logdir.exists() && !logdir.isDir())
+      return invalid("logdir", spec.logdir, QStringLiteral("is not a directory"));
+  }
   return {};
 }
 

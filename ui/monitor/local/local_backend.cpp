@@ -11,6 +11,7 @@
 #include "local/local_rank_launcher.h"
 #include "local/rank_command.h"
 #include "local/rank_process.h"
+#include "local/script_metrics.h"
 #include "local/script_rank.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
@@ -76,37 +77,28 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
           .arg(spec.resume.empty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
           .arg(world)
           .arg(commands.front().text()));
-  if (spec_is_script_) watchOutputLosses(world);
+  if (spec_is_script_) measureScript(spec);
   for (int r = 0; r < world && run().isActive(); ++r)
     launcher_->startRank(r, commands[r], server()->socketPath(),
                          RunDirectory::logPath(runDir(), r));
   return true;
 }
 
-void LocalBackend::watchOutputLosses(int world) {
-  loss_readers_.assign(std::size_t(world), OutputLossReader());
-  since_start_.start();
-  connect(launcher_, &LocalRankLauncher::line, this,
-          [this](int rank, bool, const QString& text) { onRankLine(rank, text); });
-}
-
-void LocalBackend::onRankLine(int rank, const QString& text) {
-  if (rank < 0 || rank >= int(loss_readers_.size())) return;
-  if (rank < int(connected().size()) && connected()[rank]) return;  // the client reports
-  std::vector<wire::Message> messages;
-  QByteArray lines;
-  for (const OutputLoss& p : loss_readers_[std::size_t(rank)].read(text)) {
-    wire::Step s;
-    s.rank = rank;
-    s.step = p.step;
-    s.loss = p.loss;
-    // Only this rank's loss is known: the run's curve is the first rank to print each step.
-    s.global_loss = p.loss;
-    s.time = double(since_start_.elapsed()) / 1000.0;
-    messages.push_back(s);
-    lines += QByteArray::fromStdString(wire::encode(s)) + '\n';
-  }
-  if (!messages.empty()) ingest(messages, lines);
+void LocalBackend::measureScript(const RunSpec& spec) {
+  script_metrics_ = new ScriptMetrics(
+      spec, runDir(),
+      [this](int rank) { return rank < int(connected().size()) && connected()[rank]; },
+      [this](int rank) { return std::int64_t(store()->rankInfo(rank).step); },
+      [this](const std::vector<wire::Message>& messages) {
+        QByteArray lines;
+        for (const wire::Message& m : messages)
+          lines += QByteArray::fromStdString(wire::encode(m)) + '\n';
+        ingest(messages, lines);
+      },
+      this);
+  connect(launcher_, &LocalRankLauncher::line, script_metrics_,
+          [m = script_metrics_](int rank, bool, const QString& text) { m->line(rank, text); });
+  connect(launcher_, &LocalRankLauncher::rankStarted, script_metrics_, &ScriptMetrics::rankStarted);
 }
 
 void LocalBackend::stop() {
@@ -158,6 +150,8 @@ void LocalBackend::closing() {
 
 void LocalBackend::retire() {
   drain_timer_.stop();
+  delete script_metrics_;
+  script_metrics_ = nullptr;
   launcher_->clear();
 }
 
@@ -199,6 +193,7 @@ void LocalBackend::onRankFinished(int rank) {
   RankProcess* p = launcher_->rank(rank);
   const auto& x = p->exitInfo();
   Q_EMIT run().rankExited(rank, p->describeExit());
+  if (script_metrics_) script_metrics_->rankEnded(rank);
   if (dir())
     dir()->logEvent(
         QStringLiteral("rank %1 (pid %2) %3").arg(rank).arg(p->pid()).arg(p->describeExit()));
@@ -208,6 +203,17 @@ void LocalBackend::onRankFinished(int rank) {
   const bool ourSignal =
       (x.crashed && (x.killedByUs || (term_sent_ && x.signal == SIGTERM))) ||
       (!x.crashed && term_sent_ && (x.exitCode == 128 + SIGTERM || x.exitCode == 128 + SIGINT));
+  // A stop signal nobody here sent (a user's `kill`, scancel, an agent) is someone stopping
+  // the run, not a failure: a Python script without the client dies of it, Python's default.
+  // The other ranks are stopped too: they would wait for this one in their next collective.
+  const bool stopSignal = x.crashed ? (x.signal == SIGTERM || x.signal == SIGINT)
+                                    : (x.exitCode == 128 + SIGTERM || x.exitCode == 128 + SIGINT);
+  if (!ourSignal && stopSignal && !x.startFailed) {
+    stopped_from_outside_ = true;
+    beginStopping();
+    maybeFinish();
+    return;
+  }
   const bool bad = !ourSignal && (x.startFailed || x.crashed || x.exitCode != 0);
   if (bad && !hasFailure()) {
     recordFailure(*p);
@@ -275,6 +281,7 @@ void LocalBackend::loneRanksTimedOut() {
 void LocalBackend::maybeFinish() {
   if (!launcher_->allExited()) return;
   lone_timer_.stop();
+  if (script_metrics_) script_metrics_->finish();
   stopGrace();
   if (draining_) return;
   draining_ = true;
@@ -308,7 +315,7 @@ void LocalBackend::finalize() {
     if (!f.stderrTail.isEmpty())
       why += QStringLiteral("\nlast stderr lines of rank %1:\n  ").arg(f.rank) +
              f.stderrTail.join(QStringLiteral("\n  "));
-  } else if (stopRequested() || anyStopped || !killed.isEmpty()) {
+  } else if (stopRequested() || anyStopped || stopped_from_outside_ || !killed.isEmpty()) {
     final = State::Stopped;
     const RunProgress progress = store()->progress();
     why = stopRequested()

@@ -3,20 +3,19 @@
 // (rank_command.h), and judges each rank's exit: a failure stops the others, a stop is SIGTERM
 // then SIGKILL after the grace period, and once every rank is reaped and their sockets drained
 // the run ends (Finished, Stopped or Failed with the first failed rank's story). A Python-script
-// run's ranks that never speak to the monitor (no client in the script) are charted from what
-// they print (output_loss.h).
+// run's system metrics, and its losses when the script has no client, are the monitor's own
+// measurements (script_metrics.h).
 #pragma once
 
-#include <QElapsedTimer>
 #include <QTimer>
 #include <vector>
 
-#include "metrics/output_loss.h"
 #include "run/run_backend.h"
 
 namespace ddpdesk {
 
 class LocalRankLauncher;
+class ScriptMetrics;
 class RankProcess;
 
 class LocalBackend : public RunBackend {
@@ -40,10 +39,8 @@ class LocalBackend : public RunBackend {
   void recordFailure(const RankProcess& p);
   void maybeFinish();
   void finalize();
-  // Task python: each rank's printed losses become its step messages while the rank has not
-  // connected (a script with the client reports through it instead).
-  void watchOutputLosses(int world);
-  void onRankLine(int rank, const QString& text);
+  // Task python: the monitor's own measurements of the ranks (script_metrics.h).
+  void measureScript(const RunSpec& spec);
   // Task python: a rank that ended well while others still run (they may wait for it in a
   // collective forever) is said after a few seconds; if they have not ended a collective timeout
   // after it, they are stopped and the run fails, naming the wait.
@@ -53,13 +50,13 @@ class LocalBackend : public RunBackend {
 
   LocalRankLauncher* launcher_;
   bool spec_is_script_ = false;
-  std::vector<OutputLossReader> loss_readers_;
-  QElapsedTimer since_start_;
+  ScriptMetrics* script_metrics_ = nullptr;  // task python only
   QTimer lone_timer_;
   int first_done_ = -1;  // the first script rank that ended well while others ran
   bool lone_warned_ = false;
   QTimer drain_timer_;
-  bool term_sent_ = false;  // SIGTERM went out to every rank (once per run)
+  bool term_sent_ = false;             // SIGTERM went out to every rank (once per run)
+  bool stopped_from_outside_ = false;  // a rank died of a stop signal the monitor did not send
   bool draining_ = false;
 };
 

@@ -108,13 +108,21 @@ void RankProcess::kill() {
   if (!isRunning()) return;
   exit_.killedByUs = true;
   proc_->kill();
+  killGroup();
 }
 
 void RankProcess::killAndReap() {
   if (proc_->state() == QProcess::NotRunning) return;
   exit_.killedByUs = true;
   proc_->kill();
+  killGroup();
   proc_->waitForFinished(10000);
+}
+
+void RankProcess::killGroup() const {
+  // The rank leads its own process group (see start()): its children are in it unless they
+  // left (setsid). While any of them lives the group's id cannot be handed to a new process.
+  if (pid_ > 0) ::kill(-pid_t(pid_), SIGKILL);
 }
 
 void RankProcess::readChannel(QProcess::ProcessChannel channel) {
@@ -147,6 +155,9 @@ void RankProcess::onFinished(int code, QProcess::ExitStatus status) {
   out_.clear();
   err_.clear();
   log_.close();
+  // What the rank started and left behind (a Python script's DataLoader workers, a tool it ran)
+  // ends with it, however it ended.
+  killGroup();
   exit_.exited = true;
   exit_.crashed = status == QProcess::CrashExit;
   // On Unix Qt reports the terminating signal as the exit code of a crashed process.

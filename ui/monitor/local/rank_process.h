@@ -1,6 +1,8 @@
 // RankProcess: one worker process of a run. Starts it so that it dies with the monitor
-// (PR_SET_PDEATHSIG), captures stdout and stderr line by line into rank-N.log and a signal, keeps
-// the last stderr lines for failure reports, and records how it ended.
+// (PR_SET_PDEATHSIG) in a process group of its own, captures stdout and stderr line by line into
+// rank-N.log and a signal, keeps the last stderr lines for failure reports, and records how it
+// ended. SIGKILL goes to the whole group, and what is left of the group when the rank ends is
+// killed too: a rank's children (a Python script's DataLoader workers) never outlive it.
 #pragma once
 
 #include <QFile>
@@ -37,8 +39,8 @@ class RankProcess : public QObject {
   void start(const QString& program, const QStringList& args, const QProcessEnvironment& env,
              const QString& logPath, StopSignals stopSignals = StopSignals::AsTheyAre,
              const QString& workdir = QString());
-  void terminate();  // SIGTERM: the worker's graceful stop
-  void kill();       // SIGKILL
+  void terminate();  // SIGTERM to the rank: its graceful stop
+  void kill();       // SIGKILL to the rank's process group
   // For destructors only: SIGKILL and reap synchronously (the one place that may block, briefly).
   void killAndReap();
 
@@ -58,6 +60,7 @@ class RankProcess : public QObject {
   void finished(int rank);
 
  private:
+  void killGroup() const;
   void readChannel(QProcess::ProcessChannel channel);
   void emitLine(bool isStderr, std::string_view text);
   void onFinished(int code, QProcess::ExitStatus status);

@@ -40,6 +40,7 @@ void makeScriptPathsAbsolute(RunSpec& spec) {
   };
   absolute(spec.script);
   absolute(spec.workdir);
+  absolute(spec.logdir);
   if (spec.python.find('/') != std::string::npos) absolute(spec.python);
 }
 

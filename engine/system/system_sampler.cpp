@@ -117,11 +117,12 @@ std::optional<double> SystemSampler::cpu_percent(const ProcStat& st, double now_
 
 std::vector<SystemSampler::Value> SystemSampler::sample(double now_s) {
   std::vector<Value> out;
-  if (const auto st = parse_proc_stat(read_file(o_.proc_dir + "/self/stat"))) {
+  if (const auto st = parse_proc_stat(read_file(o_.proc_dir + "/" + o_.process + "/stat"))) {
     if (const auto cpu = cpu_percent(*st, now_s)) out.push_back({gauges::kCpuPercent, *cpu, "%"});
     out.push_back({gauges::kThreads, double(st->threads), ""});
   }
-  if (const auto pages = parse_statm_resident_pages(read_file(o_.proc_dir + "/self/statm")))
+  if (const auto pages =
+          parse_statm_resident_pages(read_file(o_.proc_dir + "/" + o_.process + "/statm")))
     out.push_back({gauges::kRssBytes, double(*pages) * double(o_.page_bytes), "B"});
   if (gpu()) {
     const NvmlGpu::Sample g = nvml_->sample();

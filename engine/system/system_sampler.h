@@ -1,9 +1,9 @@
-// SystemSampler: what this process costs its machine, as gauge values (names in
-// system_gauges.h). Read about once a second by the telemetry sender thread, never the training
-// thread:
-//  - CPU % from /proc/self/stat (utime + stime) over wall time; 100 % = one core busy. The first
+// SystemSampler: what a process costs its machine, as gauge values (names in system_gauges.h).
+// The worker samples itself about once a second on its telemetry sender thread, never the
+// training thread; the monitor samples the ranks of Python-script runs by pid.
+//  - CPU % from /proc/<pid>/stat (utime + stime) over wall time; 100 % = one core busy. The first
 //    reading covers the time since the process started, later ones the time since the last.
-//  - resident memory from /proc/self/statm, threads from /proc/self/stat;
+//  - resident memory from /proc/<pid>/statm, threads from /proc/<pid>/stat;
 //  - on a CUDA rank, its GPU's utilisation, memory, temperature and power through NVML
 //    (nvml_gpu.h, loaded at run time): no library, driver or device means no GPU values.
 // Plain C++ (no LibTorch, no Qt); nothing here throws or fails a run.
@@ -36,6 +36,7 @@ class SystemSampler {
  public:
   struct Options {
     std::string proc_dir = "/proc";  // tests point this at saved files (self/stat, ...)
+    std::string process = "self";    // the process: "self" or a pid, as /proc names it
     long clock_ticks = 0;            // per second; 0: sysconf(_SC_CLK_TCK)
     long page_bytes = 0;             // 0: sysconf(_SC_PAGESIZE)
     int gpu_index = -1;              // the rank's CUDA device; -1: a CPU rank, no NVML

@@ -1,0 +1,182 @@
+#include "local/script_metrics.h"
+
+#include <QRegularExpression>
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "system_sampler.h"
+
+namespace ddpdesk {
+namespace {
+
+constexpr int kScriptPollMs = 1000;
+// Event files written this long before the run began are an earlier run's (file times are
+// whole seconds on some file systems).
+constexpr int kFileClockSlackS = 2;
+
+std::string lowerTag(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Whether a tag (lower case) names an evaluation: one of its words ("eval/loss", "val_loss",
+// "Loss/validation") says so. Words are split at anything not a letter or digit.
+bool isEvalTag(const std::string& tag) {
+  static const std::set<std::string> words = {"val",  "valid",      "validation", "eval",
+                                              "test", "evaluation", "dev"};
+  std::string word;
+  for (std::size_t i = 0; i <= tag.size(); ++i) {
+    if (i < tag.size() && std::isalnum(static_cast<unsigned char>(tag[i]))) {
+      word += tag[i];
+      continue;
+    }
+    if (words.count(word)) return true;
+    word.clear();
+  }
+  return false;
+}
+
+bool isLossTag(const std::string& tag) {
+  return tag.find("loss") != std::string::npos;
+}
+
+QStringList eventFileRoots(const RunSpec& spec, const QString& runDir) {
+  if (!spec.logdir.empty()) return {QString::fromStdString(spec.logdir)};
+  QStringList roots{runDir};
+  if (!spec.workdir.empty()) roots << QString::fromStdString(spec.workdir);
+  return roots;
+}
+
+}  // namespace
+
+ScriptMetrics::ScriptMetrics(const RunSpec& spec, const QString& runDir, IsConnected isConnected,
+                             StepOf stepOf, Sink sink, QObject* parent)
+    : QObject(parent),
+      spec_(spec),
+      is_connected_(std::move(isConnected)),
+      step_of_(std::move(stepOf)),
+      sink_(std::move(sink)),
+      tail_(eventFileRoots(spec, runDir), QDateTime::currentDateTime().addSecs(-kFileClockSlackS)),
+      started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0) {
+  clock_.start();
+  const QString pattern = QString::fromStdString(spec.loss_pattern);
+  for (int r = 0; r < spec.nproc; ++r) ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
+  timer_.setInterval(kScriptPollMs);
+  connect(&timer_, &QTimer::timeout, this, &ScriptMetrics::poll);
+  timer_.start();
+}
+
+ScriptMetrics::~ScriptMetrics() = default;
+
+std::string ScriptMetrics::lossTag(int rank) const {
+  return rank >= 0 && rank < int(ranks_.size()) ? ranks_[std::size_t(rank)].lossTag : "";
+}
+
+void ScriptMetrics::rankStarted(int rank, qint64 pid) {
+  if (rank < 0 || rank >= int(ranks_.size()) || pid <= 0) return;
+  SystemSampler::Options o;
+  o.process = std::to_string(pid);
+  // The device a torchrun script picks: cuda:LOCAL_RANK (every local rank is on this machine).
+  if (spec_.device == "cuda") o.gpu_index = rank;
+  ranks_[std::size_t(rank)].sampler = std::make_unique<SystemSampler>(o);
+}
+
+void ScriptMetrics::rankEnded(int rank) {
+  if (rank >= 0 && rank < int(ranks_.size())) ranks_[std::size_t(rank)].sampler.reset();
+}
+
+void ScriptMetrics::line(int rank, const QString& text) {
+  if (rank < 0 || rank >= int(ranks_.size()) || is_connected_(rank)) return;
+  Rank& r = ranks_[std::size_t(rank)];
+  if (!r.lossTag.empty()) return;  // the event files give this rank's loss
+  std::vector<wire::Message> out;
+  for (const OutputLoss& p : r.printed.read(text)) {
+    wire::Step s;
+    s.rank = rank;
+    s.step = p.step;
+    s.loss = p.loss;
+    // Only this rank's loss is known: the run's curve is the first rank to print each step.
+    s.global_loss = p.loss;
+    s.time = sinceStart();
+    out.push_back(s);
+  }
+  if (!out.empty()) sink_(out);
+}
+
+int ScriptMetrics::rankOfFile(const QString& path) const {
+  static const QRegularExpression folder(QStringLiteral("(?:^|/)rank[-_]?(\\d+)(?:/|$)"),
+                                         QRegularExpression::CaseInsensitiveOption);
+  const QString dir = path.left(path.lastIndexOf(QLatin1Char('/')));
+  int rank = 0;
+  QRegularExpressionMatchIterator it = folder.globalMatch(dir);
+  while (it.hasNext()) rank = it.next().captured(1).toInt();  // the innermost folder counts
+  return rank < int(ranks_.size()) ? rank : 0;
+}
+
+void ScriptMetrics::readEventFiles(std::vector<wire::Message>& out) {
+  for (TailedScalar& p : tail_.poll()) {
+    const int rank = rankOfFile(p.file);
+    if (is_connected_(rank)) continue;
+    Rank& r = ranks_[std::size_t(rank)];
+    const std::string tag = lowerTag(p.tag);
+    const double time = std::max(0.0, p.wallTime - started_epoch_s_);
+    if (isLossTag(tag) && !isEvalTag(tag) && (r.lossTag.empty() || r.lossTag == p.tag)) {
+      r.lossTag = p.tag;
+      wire::Step s;
+      s.rank = rank;
+      s.step = p.step;
+      s.loss = p.value;
+      s.global_loss = p.value;
+      s.time = time;
+      out.push_back(s);
+    } else if (isLossTag(tag) && isEvalTag(tag)) {
+      wire::Eval e;
+      e.rank = rank;
+      e.step = p.step;
+      e.loss = p.value;
+      e.time = time;
+      out.push_back(e);
+    } else {
+      wire::Gauge g;
+      g.rank = rank;
+      g.name = p.tag.substr(0, wire::kMaxGaugeName);
+      g.value = p.value;
+      g.time = time;
+      g.step = p.step;
+      out.push_back(g);
+    }
+  }
+}
+
+void ScriptMetrics::poll() {
+  std::vector<wire::Message> out;
+  const double now = sinceStart();
+  for (int rank = 0; rank < int(ranks_.size()); ++rank) {
+    SystemSampler* sampler = ranks_[std::size_t(rank)].sampler.get();
+    if (!sampler) continue;
+    const std::int64_t step = step_of_(rank);
+    for (const SystemSampler::Value& v : sampler->sample(now)) {
+      wire::Gauge g;
+      g.rank = rank;
+      g.name = v.name;
+      g.value = v.value;
+      g.unit = v.unit;
+      g.time = now;
+      g.step = step;
+      out.push_back(g);
+    }
+  }
+  readEventFiles(out);
+  if (!out.empty()) sink_(out);
+}
+
+void ScriptMetrics::finish() {
+  timer_.stop();
+  for (Rank& r : ranks_) r.sampler.reset();
+  std::vector<wire::Message> out;
+  readEventFiles(out);
+  if (!out.empty()) sink_(out);
+}
+
+}  // namespace ddpdesk
