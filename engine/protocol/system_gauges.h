@@ -3,6 +3,8 @@
 // wire and in the store; only the places that show these particular ones need their names.
 #pragma once
 
+#include <string_view>
+
 namespace ddpdesk::gauges {
 
 // Per process, from /proc.
@@ -15,5 +17,14 @@ constexpr const char* kGpuMemoryUsedBytes = "gpu_memory_used_bytes";    // B: th
 constexpr const char* kGpuMemoryTotalBytes = "gpu_memory_total_bytes";  // B
 constexpr const char* kGpuTemperatureC = "gpu_temperature_c";           // C
 constexpr const char* kGpuPowerW = "gpu_power_w";                       // W
+
+// One of the names above: a system gauge, not a scalar of the training script's own (the window
+// gives every other gauge a chart of its own).
+constexpr bool isSystemGauge(std::string_view name) {
+  for (std::string_view g : {kCpuPercent, kRssBytes, kThreads, kGpuUtilPercent, kGpuMemoryUsedBytes,
+                             kGpuMemoryTotalBytes, kGpuTemperatureC, kGpuPowerW})
+    if (name == g) return true;
+  return false;
+}
 
 }  // namespace ddpdesk::gauges

@@ -11,6 +11,7 @@
 
 #include "charts/csv_export.h"
 #include "charts/loss_chart.h"
+#include "charts/scalars_panel.h"
 #include "charts/system_chart.h"
 #include "charts/throughput_chart.h"
 #include "charts/time_chart.h"
@@ -38,7 +39,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   xAxis_->addItem(tr("step"), int(XAxis::Step));
   xAxis_->addItem(tr("samples"), int(XAxis::Samples));
   xAxis_->addItem(tr("wall time"), int(XAxis::WallTime));
-  xAxis_->setToolTip(tr("What the x axis of both charts counts"));
+  xAxis_->setToolTip(tr("What the x axis of the charts counts"));
   bar->addWidget(xAxis_);
 
   bar->addSpacing(12);
@@ -64,7 +65,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   bar->addWidget(csv_);
   v->addLayout(bar);
 
-  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* split = split_ = new QSplitter(Qt::Vertical, this);
   loss_ = new LossChart(split);
   // Throughput and Time side by side: the bars need width less than height.
   auto* lower = new QSplitter(Qt::Horizontal, split);
@@ -85,6 +86,11 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   lower->setStretchFactor(1, 2);
   split->addWidget(loss_);
   split->addWidget(lower);
+  // The script's own scalars under them, on the same x axis: hidden while there are none.
+  scalars_ = new ScalarsPanel(split);
+  scalars_->setVisible(false);
+  split->addWidget(scalars_);
+  connect(scalars_, &ScalarsPanel::chartsChanged, this, &ChartsPanel::showScalars);
   // Half a period apart, so the two never redraw in the same pass of the event loop.
   loss_->setRedrawInterval(66);
   throughput_->setRedrawInterval(66, 33);
@@ -92,6 +98,7 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
   system_->setRedrawInterval(250, 50);  // its points come about once a second
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
   v->addWidget(split, 1);
 
   connect(xAxis_, &QComboBox::currentIndexChanged, this, [this] {
@@ -99,12 +106,14 @@ ChartsPanel::ChartsPanel(QWidget* parent) : QWidget(parent) {
     loss_->setXAxis(a);
     throughput_->setXAxis(a);
     system_->setXAxis(a);
+    scalars_->setXAxis(a);
   });
   connect(slider_, &QSlider::valueChanged, this, [this](int v) {
     const double w = v / 100.0;
     sliderValue_->setText(QString::number(w, 'f', 2));
     loss_->setSmoothing(w);
     throughput_->setSmoothing(w);
+    scalars_->setSmoothing(w);
   });
   slider_->setValue(60);  // TensorBoard's default
   setSources({}, true);
@@ -117,6 +126,7 @@ void ChartsPanel::setSources(const ChartSources& sources, bool live) {
   throughput_->setSources(sources);
   system_->setSources(sources);
   time_->setSources(sources);
+  scalars_->setSources(sources);
   backToLive_->setVisible(!live);
   csv_->setEnabled(runCount(sources) == 1);
   updateShowing();
@@ -141,6 +151,29 @@ void ChartsPanel::updateShowing() {
   else
     showing_->setText(tr("Viewing: <b>%1</b>").arg(labels.join(", ").toHtmlEscaped()));
   showing_->setToolTip(showing_->text());
+}
+
+void ChartsPanel::showScalars(int charts) {
+  if ((charts > 0) == !scalars_->isHidden()) return;
+  QList<int> sizes = split_->sizes();
+  if (charts == 0) {
+    // Gone (the next run starts, a run without scalars is shown): its height is kept for its
+    // return, in case the user set it.
+    if (sizes.value(2) > 0) scalarsHeight_ = sizes.value(2);
+    scalars_->setVisible(false);
+    return;
+  }
+  // Appearing (a script's first scalar, a run with scalars opened): as high as it was last, else
+  // a row of small charts' worth, taken from the loss chart and the lower row in proportion.
+  // (A hidden area can still hold its height until the splitter's next layout.)
+  const int total = sizes.value(0) + sizes.value(1) + sizes.value(2);
+  scalars_->setVisible(true);
+  if (total > 0) {
+    const int area = std::min(
+        scalarsHeight_ > 0 ? scalarsHeight_ : std::max(total * 2 / 7, std::min(180, total / 2)),
+        total * 2 / 3);
+    split_->setSizes({(total - area) * 3 / 5, (total - area) * 2 / 5, area});
+  }
 }
 
 const ChartSources& ChartsPanel::sources() const {

@@ -1,7 +1,9 @@
 // The charts area: the loss chart over the throughput chart and, beside the throughput, the Time
-// chart (each rank's step breakdown) and the System chart (each rank's CPU, memory and GPU), with
-// the controls they share (x axis, smoothing slider, CSV export) and a line saying what is shown:
-// the live run, or runs opened from the history (with a way back to the live run).
+// chart (each rank's step breakdown) and the System chart (each rank's CPU, memory and GPU);
+// under them, while the shown runs have any, the Scalars area (a chart per scalar the training
+// script logs: ScalarsPanel). With the controls they share (x axis, smoothing slider, CSV export)
+// and a line saying what is shown: the live run, or runs opened from the history (with a way
+// back to the live run).
 #pragma once
 
 #include <QStringList>
@@ -14,10 +16,12 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 class QSlider;
+class QSplitter;
 
 namespace ddpdesk {
 
 class LossChart;
+class ScalarsPanel;
 class ThroughputChart;
 class SystemChart;
 class TimeChart;
@@ -45,6 +49,7 @@ class ChartsPanel : public QWidget {
   ThroughputChart* throughputChart() const { return throughput_; }
   TimeChart* timeChart() const { return time_; }
   SystemChart* systemChart() const { return system_; }
+  ScalarsPanel* scalarsPanel() const { return scalars_; }
   QSlider* smoothingSlider() const { return slider_; }
 
  public Q_SLOTS:
@@ -57,11 +62,14 @@ class ChartsPanel : public QWidget {
 
  private:
   void updateShowing();
+  void showScalars(int charts);
 
   LossChart* loss_;
   ThroughputChart* throughput_;
   TimeChart* time_;
   SystemChart* system_;
+  ScalarsPanel* scalars_;
+  QSplitter* split_;
   QComboBox* xAxis_;
   QSlider* slider_;
   QLabel* sliderValue_;
@@ -69,6 +77,7 @@ class ChartsPanel : public QWidget {
   QPushButton* backToLive_;
   QPushButton* csv_;
   bool live_ = true;
+  int scalarsHeight_ = 0;  // the Scalars area's height when it was last hidden
   QStringList opening_;
 };
 

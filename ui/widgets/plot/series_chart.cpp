@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "metrics/metrics_store.h"
+#include "plot/elided_label.h"
 #include "plot/series_chart_internal.h"
 
 namespace ddpdesk {
@@ -39,7 +40,10 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
   toolRow_ = new QHBoxLayout();
-  title_ = new QLabel(QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()), this);
+  title_ = new ElidedLabel(title, this);
+  QFont bold = title_->font();
+  bold.setBold(true);
+  title_->setFont(bold);
   toolRow_->addWidget(title_);
   toolRow_->addStretch(1);
   logBox_ = new QCheckBox(tr("Log y"), this);
@@ -114,7 +118,7 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
   });
 
   timer_.setInterval(66);
-  connect(&timer_, &QTimer::timeout, this, &SeriesChart::sync);
+  connect(&timer_, &QTimer::timeout, this, &SeriesChart::syncUnlessPaused);
   timer_.start();
 }
 
@@ -163,10 +167,31 @@ void SeriesChart::setRedrawInterval(int ms, int phaseMs) {
   timer_.stop();
   timer_.setInterval(ms);
   if (phaseMs <= 0) {
-    timer_.start();
+    if (!paused_) timer_.start();
     return;
   }
-  QTimer::singleShot(phaseMs, this, [this] { timer_.start(); });
+  QTimer::singleShot(phaseMs, this, [this] {
+    if (!paused_) timer_.start();
+  });
+}
+
+void SeriesChart::setPaused(bool paused) {
+  if (paused == paused_) return;
+  paused_ = paused;
+  if (paused) {
+    timer_.stop();
+    return;
+  }
+  timer_.start();
+  sync();
+}
+
+void SeriesChart::syncUnlessPaused() {
+  if (!paused_) sync();
+}
+
+QString SeriesChart::title() const {
+  return title_->text();
 }
 
 void SeriesChart::setSources(const ChartSources& sources) {
@@ -187,7 +212,7 @@ void SeriesChart::setSources(const ChartSources& sources) {
   state_.assign(sources_.size(), SourceState());
   following_ = true;
   needsRebuild_ = true;
-  sync();
+  syncUnlessPaused();
 }
 
 void SeriesChart::setXAxis(XAxis axis) {
@@ -198,7 +223,7 @@ void SeriesChart::setXAxis(XAxis axis) {
   cancelRebuild();
   following_ = true;
   needsRebuild_ = true;
-  sync();
+  syncUnlessPaused();
 }
 
 void SeriesChart::setSmoothing(double weight) {
@@ -214,7 +239,7 @@ void SeriesChart::setSmoothing(double weight) {
     needsRebuild_ = true;
   }
   needsReplot_ = true;
-  sync();
+  syncUnlessPaused();
 }
 
 void SeriesChart::setLogY(bool log) {
@@ -230,7 +255,7 @@ void SeriesChart::setLogY(bool log) {
   }
   needsReplot_ = true;
   following_ = true;
-  sync();
+  syncUnlessPaused();
   Q_EMIT logYChanged(log);
 }
 
@@ -377,7 +402,7 @@ void SeriesChart::padForMarkers(QCPAxis* axis) {
 void SeriesChart::resetView() {
   following_ = true;
   needsReplot_ = true;
-  sync();
+  syncUnlessPaused();
 }
 
 void SeriesChart::markInteraction() {
@@ -408,7 +433,7 @@ void SeriesChart::setCurveVisible(const QString& name, bool visible) {
   for (auto& c : curves_)
     if (c->def.name == name) applyVisibility(*c, visible);
   needsReplot_ = true;
-  sync();
+  syncUnlessPaused();
 }
 
 bool SeriesChart::isCurveVisible(const QString& name) const {

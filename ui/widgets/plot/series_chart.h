@@ -4,7 +4,8 @@
 // millions of them). Building every curve at once (new sources, another x axis) runs on a worker
 // thread when there are many points, with "Loading…" over the chart meanwhile. Also: legend click
 // toggles a series, linear/log y, x by step, samples or wall time, wheel zoom, drag pan,
-// double-click or Reset to follow the data again, PNG export.
+// double-click or Reset to follow the data again, PNG export, and a pause for a chart that is
+// out of sight (it catches up when it comes back).
 #pragma once
 
 #include <QColor>
@@ -33,6 +34,7 @@ class QLabel;
 
 namespace ddpdesk {
 
+class ElidedLabel;
 class MetricsStore;
 
 // One curve: where its points come from and how it looks.
@@ -70,6 +72,13 @@ class SeriesChart : public QWidget {
   // Redraw period (default 66 ms: 15 Hz), first tick after `phaseMs`: charts side by side take
   // turns instead of redrawing in the same event-loop pass.
   void setRedrawInterval(int ms, int phaseMs = 0);
+  // Paused, the timer does not feed or redraw the chart, nor do the setters below (x axis,
+  // smoothing, sources...): what they ask for waits. Unpausing catches up at once. A chart
+  // scrolled out of sight is paused by its holder; sync() called directly still runs.
+  void setPaused(bool paused);
+  bool isPaused() const { return paused_; }
+  // The title, as given (plain text, never read as HTML; cut in the middle when the row is narrow).
+  QString title() const;
 
   // Feeds whatever the stores gained since the last call; replots when anything changed.
   // The timer calls it; tests and the benchmark call it directly.
@@ -139,9 +148,11 @@ class SeriesChart : public QWidget {
   void padForMarkers(QCPAxis* axis);
   void onLegendClick(QCPAbstractPlottable* plottable);
   void markInteraction();
+  // What the setters call instead of sync(): nothing while paused.
+  void syncUnlessPaused();
 
   QCustomPlot* plot_;
-  QLabel* title_;
+  ElidedLabel* title_;
   QCheckBox* logBox_;
   QHBoxLayout* toolRow_;
   QLabel* loadingLabel_;
@@ -156,6 +167,7 @@ class SeriesChart : public QWidget {
   bool following_ = true;
   bool needsRebuild_ = false;
   bool needsReplot_ = false;
+  bool paused_ = false;
   // A rebuild on a worker thread: its generation (results of older ones are dropped) and the flag
   // that stops it early.
   bool rebuilding_ = false;
