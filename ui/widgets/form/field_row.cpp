@@ -86,6 +86,8 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("script_args"), QObject::tr("Script arguments")},
       {QStringLiteral("python"), QObject::tr("Python")},
       {QStringLiteral("workdir"), QObject::tr("Working directory")},
+      {QStringLiteral("loss_pattern"), QObject::tr("Printed loss pattern")},
+      {QStringLiteral("logdir"), QObject::tr("TensorBoard log directory")},
       {QStringLiteral("launcher"), QObject::tr("Run on")},
       {QStringLiteral("slurm_nodes"), QObject::tr("Nodes")},
       {QStringLiteral("slurm_tasks_per_node"), QObject::tr("Ranks per node")},
@@ -155,7 +157,7 @@ QWidget* FieldRow::makeEditor() {
   connect(edit, &QLineEdit::textChanged, this, &FieldRow::edited);
   const QString filter = openFilter(key);
   const bool dir = key == QLatin1String("run_dir") || key == QLatin1String("resume") ||
-                   key == QLatin1String("workdir");
+                   key == QLatin1String("workdir") || key == QLatin1String("logdir");
   const bool save = key == QLatin1String("metrics_file");
   if (dir || save || !filter.isEmpty()) {
     auto* browse = new QToolButton(this);
