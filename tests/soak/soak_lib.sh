@@ -39,3 +39,13 @@ fail() {
   done
   echo "---- kept in $dir"
 }
+
+# A run's verdict: a failure (with why) is reported and its files kept; a pass leaves nothing.
+verdict() {
+  local k=$1 way=$2 when=$3 dir=$4 why=$5
+  if [ -n "$why" ]; then
+    fail "$k" "$way" "$when" "$dir" "$why"
+  else
+    rm -rf "$dir" "$dir".*
+  fi
+}

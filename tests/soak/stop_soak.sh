@@ -132,11 +132,7 @@ for ((k = 1; k <= n; k++)); do
   else
     at_start=$((at_start + 1))
   fi
-  if [ -n "$why" ]; then
-    fail "$k" "$way" "$when" "$dir" "$why"
-  else
-    rm -rf "$dir" "$dir".*
-  fi
+  verdict "$k" "$way" "$when" "$dir" "$why"
 done
 echo "stop_soak: $n stops (seed $seed), $failures failed; stopped during start-up $at_start," \
   "training $in_training, evaluation $at_epoch, a checkpoint $at_checkpoint;" \

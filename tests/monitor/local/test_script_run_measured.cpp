@@ -50,30 +50,25 @@ class TestScriptRunMeasured : public QObject {
   Q_OBJECT
   std::unique_ptr<QTemporaryDir> home;
 
-  // loader_workers.py on 2 ranks in `workdir`, returned once both ranks and their four loader
-  // workers have written their pids (else null).
-  std::unique_ptr<QProcess> startLoaderRun(const QString& workdir) {
+  // loader_workers.py on 2 ranks in a folder of its own, returned once both ranks and their four
+  // loader workers have written their pids, all six in *pids (else null).
+  std::unique_ptr<QProcess> startLoaderRun(QList<qint64>* pids) {
+    const QDir dir(home->filePath(QStringLiteral("work")));
+    if (!QDir().mkpath(dir.path())) return nullptr;
     auto p = startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
                            {"--task", "python", "--script", kScripts + "/loader_workers.py",
-                            "--python", kPython, "--nproc", "2", "--workdir", workdir});
-    const QDir dir(workdir);
-    auto ready = [&] {
-      return pidsIn(dir.filePath("pids.rank-0")).size() == 1 &&
-             pidsIn(dir.filePath("pids.rank-1")).size() == 1 &&
-             pidsIn(dir.filePath("workers.rank-0")).size() == 2 &&
-             pidsIn(dir.filePath("workers.rank-1")).size() == 2;
+                            "--python", kPython, "--nproc", "2", "--workdir", dir.path()});
+    auto every = [&] {
+      QList<qint64> all;
+      for (const char* f : {"pids.rank-0", "pids.rank-1", "workers.rank-0", "workers.rank-1"})
+        all += pidsIn(dir.filePath(QString::fromLatin1(f)));
+      return all;
     };
-    for (int i = 0; i < kTimeoutMs / 100 && !ready() && p->state() != QProcess::NotRunning; ++i)
+    for (int i = 0;
+         i < kTimeoutMs / 100 && every().size() < 6 && p->state() != QProcess::NotRunning; ++i)
       QTest::qWait(100);
-    return ready() ? std::move(p) : nullptr;
-  }
-
-  QList<qint64> everyPid(const QString& workdir) {
-    const QDir dir(workdir);
-    QList<qint64> all;
-    for (const char* f : {"pids.rank-0", "pids.rank-1", "workers.rank-0", "workers.rank-1"})
-      all += pidsIn(dir.filePath(QString::fromLatin1(f)));
-    return all;
+    *pids = every();
+    return pids->size() == 6 ? std::move(p) : nullptr;
   }
 
  private Q_SLOTS:
@@ -152,13 +147,10 @@ class TestScriptRunMeasured : public QObject {
   // DataLoader workers is left.
   void loaderWorkersEndWithAKilledRank() {
     if (!pythonHasTorch(kPython)) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
-    const QString work = home->filePath(QStringLiteral("work"));
-    QVERIFY(QDir().mkpath(work));
-    auto p = startLoaderRun(work);
+    QList<qint64> pids;
+    auto p = startLoaderRun(&pids);
     QVERIFY2(p != nullptr, "the ranks and their loader workers never started");
-    const QList<qint64> pids = everyPid(work);
-    QCOMPARE(pids.size(), 6);
-    ::kill(pid_t(pidsIn(work + QStringLiteral("/pids.rank-1")).front()), SIGKILL);
+    ::kill(pid_t(pids[1]), SIGKILL);  // rank 1
     const ProcessResult r = finishProcess(*p, kTimeoutMs);
     QCOMPARE(r.code, 1);
     QVERIFY2(r.err.contains(QStringLiteral("rank 1 was killed by signal 9 (SIGKILL)")),
@@ -169,12 +161,9 @@ class TestScriptRunMeasured : public QObject {
   // Ctrl+C: a script without the client dies of the SIGTERM; its loader workers go with it.
   void loaderWorkersEndWithAStoppedRun() {
     if (!pythonHasTorch(kPython)) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);
-    const QString work = home->filePath(QStringLiteral("work"));
-    QVERIFY(QDir().mkpath(work));
-    auto p = startLoaderRun(work);
+    QList<qint64> pids;
+    auto p = startLoaderRun(&pids);
     QVERIFY2(p != nullptr, "the ranks and their loader workers never started");
-    const QList<qint64> pids = everyPid(work);
-    QCOMPARE(pids.size(), 6);
     ::kill(pid_t(p->processId()), SIGINT);
     const ProcessResult r = finishProcess(*p, kTimeoutMs);
     QVERIFY2(r.code == 130, qPrintable(r.err));
