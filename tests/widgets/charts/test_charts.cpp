@@ -407,6 +407,34 @@ class TestCharts : public QObject {
     QVERIFY(!chart.plot()->yAxis2->visible());
   }
 
+  // A run whose ranks count no samples (a script charted from its printed losses): no flat zero
+  // curve that reads as a stalled run, but a note; it goes once a run with counts is shown.
+  void throughputOfARunWithoutSampleCounts() {
+    MetricsStore store;
+    store.setWorld(2);
+    for (int n = 1; n <= 5; ++n)
+      for (int r = 0; r < 2; ++r) {
+        wire::Step s = step(r, n, n * 0.1);
+        s.samples = 0;
+        s.samples_per_s = 0;
+        store.ingest(s);
+      }
+    store.flush();
+    ThroughputChart chart;
+    chart.setSources({{"script", &store}});
+    chart.sync();
+    QVERIFY(chart.curveNames().isEmpty());
+    QVERIFY(chart.showsNote());
+    QVERIFY2(chart.noteText().contains(QStringLiteral("no sample counts")),
+             qPrintable(chart.noteText()));
+    MetricsStore counted;
+    run(counted, 1, 5);
+    chart.setSources({{"run", &counted}});
+    chart.sync();
+    QVERIFY(!chart.showsNote());
+    QVERIFY(chart.curve("global"));
+  }
+
   void overlayShowsEachRunsGlobalLoss() {
     MetricsStore a, b;
     run(a, 1, 30);
