@@ -2,12 +2,14 @@
 // exactly the scalars appended since the last one; a record cut in half waits whole for the
 // next poll; files that appear later are found; a corrupt record ends its file with one
 // problem, said once, while other files go on; files last written before the tail began, hidden
-// folders and folders deeper than the limit are left alone. Records come from ddpdesk's encoder.
+// folders and folders deeper than the limit are left alone; a big file comes over several
+// polls, a record longer than a poll's share whole. Records come from ddpdesk's encoder.
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <numeric>
 
 #include "event.h"
 #include "metrics/tensorboard_tail.h"
@@ -120,6 +122,29 @@ class TestTensorBoardTail : public QObject {
     // The old run's file gains a point: it is being written now, so it is this run's.
     append(old, scalarRecord(5, "loss", 5.0f));
     QCOMPARE(steps(tail.poll()), (std::vector<std::int64_t>{1, 5}));
+  }
+
+  // A poll reads a bounded share of a file (here 100 bytes), beyond one record longer than
+  // that: everything still arrives, once, in order, over the polls that follow.
+  void bigFilesComeOverSeveralPolls() {
+    QTemporaryDir root;
+    const QString file = root.filePath("events.out.tfevents.1.h");
+    std::string bytes;
+    for (int i = 1; i <= 20; ++i) bytes += scalarRecord(i, "loss", float(i));
+    const std::string longTag(300, 'x');  // a record three times the share
+    bytes += scalarRecord(21, longTag, 21.0f);
+    append(file, bytes);
+    TensorBoardTail tail({root.path()}, QDateTime(), 4, 100);
+    std::vector<std::int64_t> all;
+    int polls = 0;
+    for (; polls < 100 && all.size() < 21; ++polls)
+      for (const TailedScalar& p : tail.poll()) all.push_back(p.step);
+    QVERIFY2(polls > 3, "the file came in one read");
+    std::vector<std::int64_t> expected(21);
+    std::iota(expected.begin(), expected.end(), 1);
+    QCOMPARE(all, expected);
+    QVERIFY(tail.poll().empty());
+    QVERIFY(tail.problems().isEmpty());
   }
 
   void missingRootsAreNoProblem() {

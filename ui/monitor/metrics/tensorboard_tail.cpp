@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <algorithm>
 
 #include "event.h"
 #include "event_file.h"
@@ -16,8 +17,12 @@ constexpr int kMaxTailFolders = 2000;
 
 }  // namespace
 
-TensorBoardTail::TensorBoardTail(QStringList roots, QDateTime notBefore, int maxDepth)
-    : roots_(std::move(roots)), not_before_(std::move(notBefore)), max_depth_(maxDepth) {
+TensorBoardTail::TensorBoardTail(QStringList roots, QDateTime notBefore, int maxDepth,
+                                 qint64 maxReadBytes)
+    : roots_(std::move(roots)),
+      not_before_(std::move(notBefore)),
+      max_depth_(maxDepth),
+      max_read_(maxReadBytes) {
   roots_.removeAll(QString());
   for (QString& r : roots_) r = QFileInfo(r).absoluteFilePath();
   roots_.removeDuplicates();
@@ -51,7 +56,16 @@ void TensorBoardTail::read(const QString& path, File& f, std::vector<TailedScala
     return;
   }
   if (file.size() <= f.offset || !file.seek(f.offset)) return;
-  const QByteArray bytes = file.readAll();
+  // At most max_read_ bytes, or the next record whole when it is longer (its length leads it).
+  qint64 want = max_read_;
+  const QByteArray head = file.peek(8);
+  if (head.size() == 8) {
+    quint64 length = 0;
+    for (int i = 7; i >= 0; --i) length = (length << 8) | quint8(head[i]);
+    if (length < quint64(file.size()))
+      want = std::max(want, qint64(length) + qint64(tb::kRecordOverhead));
+  }
+  const QByteArray bytes = file.read(want);
   const qint64 base = f.offset;
   tb::RecordReader reader(std::string_view(bytes.constData(), std::size_t(bytes.size())));
   std::string_view data;

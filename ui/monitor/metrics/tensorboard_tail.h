@@ -28,7 +28,10 @@ struct TailedScalar {
 class TensorBoardTail {
  public:
   // `notBefore`: files last modified earlier are left alone (invalid: read every file).
-  explicit TensorBoardTail(QStringList roots, QDateTime notBefore = QDateTime(), int maxDepth = 4);
+  // `maxReadBytes`: what one poll reads of a file at most, beyond one whole record (files with
+  // images or histograms grow by megabytes; the rest comes with the next polls).
+  explicit TensorBoardTail(QStringList roots, QDateTime notBefore = QDateTime(), int maxDepth = 4,
+                           qint64 maxReadBytes = 8 << 20);
 
   // The scalars written since the last poll, file by file in the order each was written.
   std::vector<TailedScalar> poll();
@@ -48,6 +51,7 @@ class TensorBoardTail {
   QStringList roots_;
   QDateTime not_before_;
   int max_depth_;
+  qint64 max_read_;
   QHash<QString, File> files_;
   QStringList order_;  // files_ in the order found
   QStringList problems_;
