@@ -70,10 +70,12 @@ class TestHeadlessBreakdown : public QObject {
     if (!DDPDESK_FAULTS_BUILT) QSKIP("built without DDPDESK_FAULT_INJECTION");
     const Result r = run(QStringLiteral("1:20"));
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    // One warning, naming rank 1 and data; none for rank 0.
+    // Rank 1 named, with data as the cause; rank 0 never. On a loaded machine rank 0 can be as
+    // slow for a while, so rank 1 may be said to recover and then be named again: the first
+    // warning is the one the fault makes.
     const auto warnings =
         r.err.split(QLatin1Char('\n')).filter(QStringLiteral("warning: rank 1 is a straggler"));
-    QVERIFY2(warnings.size() == 1, qPrintable(r.err));
+    QVERIFY2(!warnings.isEmpty(), qPrintable(r.err));
     QVERIFY2(warnings[0].contains(QStringLiteral("mostly data")), qPrintable(warnings[0]));
     QVERIFY2(!r.err.contains(QStringLiteral("rank 0 is a straggler")), qPrintable(r.err));
     // The summary: each rank's average breakdown; rank 1's 20 ms are in its data column, and
