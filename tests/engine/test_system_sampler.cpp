@@ -12,6 +12,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -178,9 +179,8 @@ TEST(SystemSampler, RealProcOfThisProcess) {
 }
 
 // Another process by pid (how the monitor samples a Python-script rank): its values, not this
-// process's. The child is a fresh fork that only sleeps: one thread and no CPU to speak of,
-// while this process holds the gtest threads and has burnt CPU above; a sampler reading "self"
-// by mistake would see this process's RSS, which the saved files below make tell apart.
+// process's. Saved files tell the two apart (a sampler reading "self" by mistake sees other
+// values); then a real child, sleep(1), by its pid.
 TEST(SystemSampler, AnotherProcessByPid) {
   FakeProc proc;
   std::filesystem::create_directories(proc.dir / "4242");
@@ -197,13 +197,21 @@ TEST(SystemSampler, AnotherProcessByPid) {
   EXPECT_EQ(v.at(gauges::kThreads), 7.0);
   EXPECT_EQ(v.at(gauges::kRssBytes), 406.0 * 4096);
 
-  // A real child, by its pid: a sleeping fork has one thread.
+  // A real child, by its pid: sleep(1) has one thread (a fork of this process would have more
+  // under a sanitizer, whose runtime starts a thread of its own).
   const pid_t child = ::fork();
   if (child == 0) {
-    ::sleep(30);
-    ::_exit(0);
+    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
   }
   ASSERT_GT(child, 0);
+  // Sampled once it is sleep, not the fork before the exec.
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream comm("/proc/" + std::to_string(child) + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "sleep") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   SystemSampler::Options real;
   real.process = std::to_string(child);
   const auto c = byName(SystemSampler(real).sample(steadySeconds()));
