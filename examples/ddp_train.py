@@ -97,6 +97,8 @@ def main():
                 # the gradient of the window's global mean loss.
                 (summed * world / window).backward()
             loss_sum += summed.detach().cpu()
+        # The gradient's norm after the allreduce (the same on every rank): a chart of its own.
+        grad_norm = torch.stack([p.grad.detach().norm() for p in model.parameters()]).norm().item()
         opt.step()
         step += 1
         rank_loss = loss_sum.item() / (micro * args.accum_steps)
@@ -104,7 +106,7 @@ def main():
         dist.all_reduce(both[:1])
         dist.all_reduce(both[1:], op=dist.ReduceOp.MAX)
         ddpdesk.log(step=step, loss=rank_loss, samples=step * window, epoch=epoch,
-                    global_loss=both[0].item() / window, lr=args.lr)
+                    global_loss=both[0].item() / window, lr=args.lr, grad_norm=grad_norm)
         if out:
             out.write(f"{step} {rank_loss!r}\n")
             out.flush()
