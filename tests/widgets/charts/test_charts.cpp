@@ -407,6 +407,25 @@ class TestCharts : public QObject {
     QVERIFY(!chart.plot()->yAxis2->visible());
   }
 
+  // A constant small value (a learning rate of 0.002 on a scalar's chart) gets an axis of its
+  // own order around it, not one from -0.5 to 0.5 where it reads as zero.
+  void aConstantSmallValueHasAnAxisAroundIt() {
+    MetricsStore store;
+    store.setWorld(1);
+    for (int n = 1; n <= 5; ++n) {
+      wire::Step s = step(0, n, n * 0.1, 1);
+      s.samples_per_s = 0.002;
+      store.ingest(s);
+    }
+    store.flush();
+    ThroughputChart chart;
+    chart.setSources({{"run", &store}});
+    chart.sync();
+    const QCPRange r = chart.plot()->yAxis->range();
+    QVERIFY2(r.lower < 0.002 && r.upper > 0.002 && r.size() < 0.001,
+             qPrintable(QStringLiteral("%1 .. %2").arg(r.lower).arg(r.upper)));
+  }
+
   // A run whose ranks count no samples (a script charted from its printed losses): no flat zero
   // curve that reads as a stalled run, but a note; it goes once a run with counts is shown.
   void throughputOfARunWithoutSampleCounts() {

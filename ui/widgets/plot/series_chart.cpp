@@ -367,9 +367,12 @@ void SeriesChart::applyRanges() {
     } else {
       const double span = e.valueMax - e.valueMin;
       // A single value gets a margin of its own size's order, not a fixed half unit (which made
-      // one accuracy of 0.85 an axis from 0.4 to 1.2).
-      const double pad =
-          span > 0 ? span * 0.05 : std::max(std::fabs(e.valueMax) * 0.05, fraction ? 0.01 : 0.5);
+      // one accuracy of 0.85 an axis from 0.4 to 1.2, and a constant learning rate of 0.001 a
+      // line on zero); only zero itself gets a fixed margin.
+      const double pad = span > 0            ? span * 0.05
+                         : e.valueMax != 0.0 ? std::fabs(e.valueMax) * 0.05
+                         : fraction          ? 0.01
+                                             : 0.5;
       double lo = e.valueMin - pad, hi = e.valueMax + pad;
       // Accuracy lives in [0, 1]: the axis never promises values outside it.
       if (fraction) lo = std::max(lo, 0.0), hi = std::min(hi, 1.0);
