@@ -1,6 +1,7 @@
 // SeriesChart's data path: how curves get their points from the stores — whole rebuilds (on a
 // worker thread for big charts) and incremental feeds of what arrived since. The widget side
-// (layout, axes, legend, export) is in series_chart.cpp, the axis ranges in series_chart_ranges.cpp.
+// (layout, axes, legend, export) is in series_chart.cpp, the axis ranges in
+// series_chart_ranges.cpp.
 #include <qcustomplot.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
