@@ -1,12 +1,13 @@
 # `cmake --install` lays ddpdesk out as a desktop application (GNUInstallDirs), and CPack turns
-# that into a Debian package. Both binaries go to bin/: the GUI and `ddpdesk --headless` start
-# the ddpdesk-worker next to themselves (RunController::defaultWorkerProgram), and torchrun/srun
-# want the worker on PATH.
+# that into a Debian package. The binaries go to bin/: the GUI and `ddpdesk --headless` start
+# the ddpdesk-worker next to themselves (RunController::defaultWorkerProgram), torchrun/srun
+# want the worker on PATH, and a Slurm script run's ranks start through the ddpdesk-rank beside
+# the worker.
 include(GNUInstallDirs)
 
 # Libraries found outside the system directories (NCCL under /usr/local/cuda) stay findable
 # from the installed binaries; the build tree's own paths are never recorded.
-foreach(target ddpdesk ddpdesk-worker)
+foreach(target ddpdesk ddpdesk-worker ddpdesk-rank)
   if(TARGET ${target})
     set_target_properties(${target} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
     install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

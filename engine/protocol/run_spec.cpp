@@ -238,10 +238,10 @@ std::vector<FieldError> validate(const RunSpec& spec) {
   }
   if (task && task->python_script && spec.script.empty())
     out.push_back({"script", "", "is required with task python: the training script to run"});
-  if (task && task->python_script && spec.is_slurm())
-    out.push_back({"launcher", spec.launcher,
-                   "must be local with task python for now (for a cluster: Copy launch "
-                   "command's srun line)"});
+  if (task && task->python_script && spec.is_slurm_via_login())
+    out.push_back({"slurm_login", spec.slurm_login,
+                   "must be empty with task python for now: submit a script run from a "
+                   "machine that sees the cluster's files (where sbatch runs)"});
   if (out.empty() && spec.dataset_size > 0 &&
       spec.dataset_size < static_cast<std::int64_t>(spec.world_size())) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),

@@ -9,16 +9,22 @@
 
 #include "rank_env.h"
 #include "slurm_env.h"
+#include "torchrun_rank.h"
 
 using namespace ddpdesk;
 
 namespace {
 
-RankEnvResult read(const std::map<std::string, std::string>& vars) {
-  return read_rank_env([&](const char* name) -> const char* {
+// `vars` must outlive the lookup.
+EnvLookup lookup(const std::map<std::string, std::string>& vars) {
+  return [&vars](const char* name) -> const char* {
     auto it = vars.find(name);
     return it == vars.end() ? nullptr : it->second.c_str();
-  });
+  };
+}
+
+RankEnvResult read(const std::map<std::string, std::string>& vars) {
+  return read_rank_env(lookup(vars));
 }
 
 }  // namespace
@@ -209,4 +215,46 @@ TEST(SlurmEnv, PortStaysInItsRange) {
   EXPECT_EQ(slurm::port_for_job(19999), slurm::kPortBase + 9999);
   EXPECT_EQ(slurm::port_for_job(20000), slurm::kPortBase);
   EXPECT_LT(slurm::kPortBase + slurm::kPortSpan, 32768);  // below Linux's ephemeral ports
+}
+
+// ddpdesk-rank's variables (torchrun_rank.h): a task of a two-node srun step is the torchrun
+// rank its Slurm variables say, on the node they say.
+TEST(TorchrunRank, SlurmTaskBecomesTorchrunRank) {
+  const std::map<std::string, std::string> vars = {
+      {"SLURM_PROCID", "3"},     {"SLURM_NTASKS", "4"},
+      {"SLURM_LOCALID", "1"},    {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+      {"SLURM_NODEID", "1"},     {"SLURM_STEP_NUM_NODES", "2"},
+      {"SLURM_JOB_ID", "12345"}, {"SLURM_STEP_NODELIST", "gpu[07-08]"}};
+  const EnvLookup get = lookup(vars);
+  const RankEnvResult r = read_rank_env(get);
+  ASSERT_TRUE(r.env) << r.error;
+  const std::vector<std::pair<std::string, std::string>> want = {{"RANK", "3"},
+                                                                 {"WORLD_SIZE", "4"},
+                                                                 {"LOCAL_RANK", "1"},
+                                                                 {"LOCAL_WORLD_SIZE", "2"},
+                                                                 {"MASTER_ADDR", "gpu07"},
+                                                                 {"MASTER_PORT", "22345"},
+                                                                 {"GROUP_RANK", "1"},
+                                                                 {"GROUP_WORLD_SIZE", "2"},
+                                                                 {"ROLE_RANK", "3"},
+                                                                 {"ROLE_WORLD_SIZE", "4"},
+                                                                 {"ROLE_NAME", "default"},
+                                                                 {"OMP_NUM_THREADS", "1"}};
+  EXPECT_EQ(torchrun_variables(*r.env, get), want);
+}
+
+// A user's OMP_NUM_THREADS is theirs; a lone rank on its node gets none from ddpdesk-rank, and a
+// single rank without Slurm is group 0 of 1 with no port invented.
+TEST(TorchrunRank, KeepsUsersThreadsAndInventsNoPort) {
+  const std::map<std::string, std::string> vars = {{"OMP_NUM_THREADS", "8"}};
+  const EnvLookup get = lookup(vars);
+  const RankEnvResult r = read_rank_env(get);
+  ASSERT_TRUE(r.env);
+  const auto v = torchrun_variables(*r.env, get);
+  std::map<std::string, std::string> m(v.begin(), v.end());
+  EXPECT_EQ(m.count("OMP_NUM_THREADS"), 0u);
+  EXPECT_EQ(m.count("MASTER_PORT"), 0u);
+  EXPECT_EQ(m["GROUP_RANK"], "0");
+  EXPECT_EQ(m["GROUP_WORLD_SIZE"], "1");
+  EXPECT_EQ(m["WORLD_SIZE"], "1");
 }

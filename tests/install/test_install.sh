@@ -18,7 +18,7 @@ fmnist=${DDPDESK_FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 DESTDIR="$stage/root" cmake --install "$build" --prefix /usr >"$stage/install.log" 2>&1 ||
   { cat "$stage/install.log" >&2; fail "cmake --install"; }
 usr="$stage/root/usr"
-for f in bin/ddpdesk bin/ddpdesk-worker share/applications/ddpdesk.desktop \
+for f in bin/ddpdesk bin/ddpdesk-worker bin/ddpdesk-rank share/applications/ddpdesk.desktop \
   share/icons/hicolor/scalable/apps/ddpdesk.svg share/icons/hicolor/64x64/apps/ddpdesk.png \
   share/ddpdesk/presets/fmnist-mlp-2cpu.json share/ddpdesk/python/ddpdesk/__init__.py; do
   [ -e "$usr/$f" ] || fail "not installed: /usr/$f"

@@ -15,7 +15,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   { cat "$stage/cpack.log" >&2; fail "cpack -G DEB"; }
 deb=$(ls "$stage"/out/ddpdesk_*.deb) || fail "no .deb in $stage/out"
 dpkg-deb --contents "$deb" >"$stage/contents"
-for f in ./usr/bin/ddpdesk ./usr/bin/ddpdesk-worker ./usr/share/applications/ddpdesk.desktop \
+for f in ./usr/bin/ddpdesk ./usr/bin/ddpdesk-worker ./usr/bin/ddpdesk-rank ./usr/share/applications/ddpdesk.desktop \
   ./usr/share/icons/hicolor/scalable/apps/ddpdesk.svg ./usr/share/ddpdesk/presets/fmnist-mlp-2cpu.json \
   ./usr/share/ddpdesk/python/ddpdesk/__init__.py ./usr/share/ddpdesk/python/ddpdesk/_client.py \
   ./usr/share/doc/ddpdesk/copyright; do

@@ -60,10 +60,13 @@ class TestRunSpec : public QObject {
         "{resume} {} {1,2} {";
     QVERIFY(validate(s).empty());
     QCOMPARE(unknown_placeholder("{a}{batch_size}"), std::string("{a}"));
-    s.launcher = "slurm";  // not wired for scripts yet: said, not started wrong
+    s.launcher = "slurm";  // a Slurm job of the script's ranks: fine
+    QVERIFY(validate(s).empty());
+    s.slurm_login = "user@login";  // through a login node: not wired for scripts, said
     errors = validate(s);
     QCOMPARE(int(errors.size()), 1);
-    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("launcher"));
+    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("slurm_login"));
+    s.slurm_login.clear();
     s.launcher = "local";
     const auto worker = validate_for_worker(s);
     QCOMPARE(int(worker.size()), 1);

@@ -3,9 +3,11 @@
 # ddpdesk, root and tmp (/tmp/ddpdesk-NAME-XXXXXX, removed at exit with ddpdesk's pid $dd_pid
 # killed and this user's jobs cancelled), the environment the ranks need, the two-task spec and
 # slurm flags, fail/bad(), steps(), json_field() and reference_run(). Skips (exit 77) when the
-# worker was built without its test-only faults, which every such script uses.
+# worker was built without its test-only faults, which every such script uses (a script that
+# sets slurm_needs_faults=0 first uses none).
 set -uo pipefail
-[ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] || { echo "skipped: the worker was built without test faults"; exit 77; }
+[ "${slurm_needs_faults:-1}" = 0 ] || [ "${DDPDESK_FAULTS_BUILT:-1}" = 1 ] ||
+  { echo "skipped: the worker was built without test faults"; exit 77; }
 worker=$2
 ddpdesk=$3
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

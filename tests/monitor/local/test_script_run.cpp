@@ -86,6 +86,35 @@ class TestScriptRun : public QObject {
     QVERIFY(log.readAll().contains("epoch 0 step 12 loss="));
   }
 
+  // `--attach` of a running script run without the client: its printed losses are read from
+  // the ranks' rank-N.log as the running monitor reads them from their output, and the run ends
+  // with what that monitor recorded (no rank file could say so).
+  void anAttachFollowsAScriptRunWithoutTheClient() {
+    auto p =
+        startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+                      {"--task", "python", "--script", kExamples + "/print_only.py", "--python",
+                       kPython, "--nproc", "2", "--script-args", "--steps 30 --sleep 0.1"});
+    QString runDir;
+    for (int i = 0; i < kTimeoutMs / 100 && runDir.isEmpty(); ++i) {
+      QTest::qWait(100);
+      runDir = onlyRunDir(home->path());
+    }
+    QVERIFY(!runDir.isEmpty());
+    // Followed once its ranks started (the directory is there before its spec.json).
+    const QString log0 = runDir + QStringLiteral("/rank-0.log");
+    for (int i = 0; i < kTimeoutMs / 100 && !QFileInfo::exists(log0); ++i) QTest::qWait(100);
+    auto attach = startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+                                {"--attach", runDir});
+    const ProcessResult ran = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(ran.code == 0, qPrintable(ran.err));
+    const ProcessResult followed = finishProcess(*attach, kTimeoutMs);
+    QVERIFY2(followed.code == 0, qPrintable(followed.err));
+    // The follower charted all 30 printed steps and ended with the run.
+    QVERIFY2(ran.out.contains(QStringLiteral("finished after")), qPrintable(ran.out));
+    QVERIFY2(followed.out.contains(QStringLiteral(": 30 steps,")), qPrintable(followed.out));
+    QVERIFY2(followed.out.contains(QStringLiteral("finished after")), qPrintable(followed.out));
+  }
+
   // A real DDP script with the client: the losses in the run's metrics are the script's own.
   void ddpScriptLossesAreTheScripts() {
     if (!pythonHasTorch()) QSKIP("python3-torch is not installed for " DDPDESK_PYTHON3);

@@ -39,7 +39,7 @@ class TestSlurmScript : public QObject {
         "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file\n"
         "# above stops it then (SIG_IGN survives exec; the worker replaces it).\n"
         "srun --kill-on-bad-exit=1 --output=/shared/runs/r1/rank-%t.log "
-        "/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank "
+        "/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-task "
         "/opt/ddpdesk/bin/ddpdesk-worker --config /shared/runs/r1/spec.json "
         "--run-dir /shared/runs/r1\n");
     QCOMPARE(text, expected);
@@ -72,6 +72,37 @@ class TestSlurmScript : public QObject {
                          QStringLiteral("/opt/my tools/ddpdesk-worker"), QStringLiteral("/r/it's"));
     QVERIFY2(text.contains(QStringLiteral(" '/opt/my tools/ddpdesk-worker' ")), qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("--resume '/r/it'\\''s'")), qPrintable(text));
+  }
+
+  // A Python-script run: what the script is told exported, the client first on PYTHONPATH, and
+  // each task started through the ddpdesk-rank beside the worker in the working directory, its
+  // placeholders filled; no signal ignored (the script's own handling, as under torchrun).
+  void scriptRun() {
+    RunSpec s = slurmSpec();
+    s.task = "python";
+    s.script = "/home/u/train.py";
+    s.script_args = "--bs {batch_size} --out '{run_dir}/x y'";
+    s.workdir = "/home/u";
+    s.batch_size = 24;
+    s.accum_steps = 3;
+    s.lr = 0.001;
+    const QString text = slurmBatchScript(s, QStringLiteral("/shared/r1"),
+                                          QStringLiteral("/opt/dd/bin/ddpdesk-worker"),
+                                          QStringLiteral("/shared/r1"));
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (const char* line :
+         {"export DDPDESK_STOP_FILE=/shared/r1/stop-requested", "export TORCHELASTIC_RUN_ID=r1",
+          "export DDPDESK_BATCH_SIZE=24", "export DDPDESK_ACCUM_STEPS=3", "export DDPDESK_LR=0.001",
+          "export DDPDESK_RUN_DIR=/shared/r1", "export DDPDESK_RESUME=/shared/r1",
+          "export DDPDESK_DEVICE=cpu", "export PYTHONUNBUFFERED=1",
+          "export PYTHONPATH=/opt/dd/share/ddpdesk/python${PYTHONPATH:+:$PYTHONPATH}"})
+      QVERIFY2(lines.contains(QLatin1String(line)), line);
+    QCOMPARE(lines.at(lines.size() - 2),
+             QStringLiteral("srun --kill-on-bad-exit=1 --output=/shared/r1/rank-%t.log "
+                            "--chdir=/home/u /opt/dd/bin/ddpdesk-rank python3 /home/u/train.py "
+                            "--bs 24 --out '/shared/r1/x y'"));
+    QVERIFY2(!text.contains(QStringLiteral("trap")), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("--config")), qPrintable(text));
   }
 
   void paths() {

@@ -92,6 +92,24 @@ class TestSlurmStatus : public QObject {
     QVERIFY(!parseSacct(QString()).has_value());
   }
 
+  // A job whose ranks a stop's signal ended fails with 143/130 or the signal: told apart from
+  // a rank's own failure (exit 1), a kill (SIGKILL, 137) and a completed job.
+  void stopSignalExit() {
+    SlurmJobStatus s;
+    s.state = SlurmJobStatus::State::Failed;
+    for (const char* code : {"143:0", "130:0", "0:15", "0:2"}) {
+      s.exitCode = QString::fromLatin1(code);
+      QVERIFY2(endedByStopSignal(s), code);
+    }
+    for (const char* code : {"1:0", "137:0", "0:9", "", "143:1"}) {
+      s.exitCode = QString::fromLatin1(code);
+      QVERIFY2(!endedByStopSignal(s), code);
+    }
+    s.exitCode = QStringLiteral("143:0");
+    s.state = SlurmJobStatus::State::Completed;
+    QVERIFY(!endedByStopSignal(s));
+  }
+
   void srunTaskError() {
     const QString out = QStringLiteral(
         "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"

@@ -65,7 +65,8 @@ QString planChange(const RunSpec& spec, const RunSpec& was) {
 namespace {
 
 // A Python-script run's files on this machine: the script, the interpreter, the working
-// directory, and arguments a shell could split.
+// directory, and arguments a shell could split. A Slurm job's nodes see the same files (a shared
+// file system) but their own PATH: `python3` is looked for there, a path here.
 QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
   const QFileInfo script(QString::fromStdString(spec.script));
   if (!script.exists()) return invalid("script", spec.script, QStringLiteral("no such file"));
@@ -74,7 +75,9 @@ QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
   const QString python =
       spec.python.empty() ? QStringLiteral("python3") : QString::fromStdString(spec.python);
   QString found = python;
-  if (!python.contains(QLatin1Char('/'))) {
+  // A Slurm job's `python3` is the nodes': a missing one is its rank's failure, named in its
+  // output.
+  if (!python.contains(QLatin1Char('/')) && !spec.is_slurm()) {
     found = QStandardPaths::findExecutable(
         python, env.value(QStringLiteral("PATH")).split(QLatin1Char(':'), Qt::SkipEmptyParts));
     if (found.isEmpty())
@@ -85,7 +88,7 @@ QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
                  : invalid("python", spec.python, QStringLiteral("not found on PATH"));
   }
   const QFileInfo interpreter(found);
-  if (!interpreter.isFile() || !interpreter.isExecutable())
+  if (found.contains(QLatin1Char('/')) && (!interpreter.isFile() || !interpreter.isExecutable()))
     return invalid("python", spec.python.empty() ? "python3" : spec.python,
                    QStringLiteral("is not an executable file"));
   if (!spec.workdir.empty() && !QFileInfo(QString::fromStdString(spec.workdir)).isDir())
@@ -136,7 +139,7 @@ QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEn
       if (const QString problem = planChange(spec, *was); !problem.isEmpty()) return problem;
   }
 
-  if (const TaskInfo* task = find_task(spec.task); task && task->python_script && !spec.is_slurm())
+  if (const TaskInfo* task = find_task(spec.task); task && task->python_script)
     if (const QString problem = scriptProblem(spec, rankEnvironment); !problem.isEmpty())
       return problem;
 

@@ -4,16 +4,32 @@
 #include "follow/followed_backend.h"
 
 #include <QFileInfo>
+#include <QTimer>
 #include <algorithm>
 #include <csignal>
+#include <optional>
 
 #include "follow/run_follower.h"
 #include "metrics/metrics_store.h"
+#include "metrics/script_metrics.h"
 #include "run/monitor_settings.h"
 #include "run/run_directory.h"
 #include "ssh/ssh_run_mirror.h"
 
 namespace ddpdesk {
+namespace {
+
+constexpr int kRecordedEndingPollMs = 500;
+
+// The end state a status.json records (as RunController::stateName wrote it).
+std::optional<RunController::State> recordedState(const QString& name) {
+  using State = RunController::State;
+  for (State s : {State::Finished, State::Stopped, State::Failed})
+    if (name == RunController::stateName(s)) return s;
+  return std::nullopt;
+}
+
+}  // namespace
 
 FollowedBackend::FollowedBackend(RunController& run) : RunBackend(run) {}
 
@@ -24,12 +40,17 @@ bool FollowedBackend::attach(const QString& where, QString*) {
   RunSpec spec;
   if (const auto record = RunDirectory::readRecord(path); record && record->specValid)
     spec = record->spec;  // started by ddpdesk: epochs and task for the progress line
-  beginFollowing(path, spec);
+  beginFollowingRecord(path, spec);
   newFollower(/*filesEndTheRun=*/true);
   setState(State::Starting);
   QString err;
   follower_->follow(path, &err);
   return true;
+}
+
+void FollowedBackend::beginFollowingRecord(const QString& path, const RunSpec& spec) {
+  recorded_world_ = spec.world_size();
+  beginFollowing(path, spec);
 }
 
 void FollowedBackend::stop() {
@@ -43,6 +64,8 @@ void FollowedBackend::kill() {
 }
 
 void FollowedBackend::retire() {
+  delete script_metrics_;
+  script_metrics_ = nullptr;
   if (follower_) {
     follower_->disconnect(this);
     follower_->stop();
@@ -112,6 +135,25 @@ RunFollower* FollowedBackend::newFollower(bool filesEndTheRun) {
           [c](int rank, const QString& how) { Q_EMIT c->rankExited(rank, how); });
   if (filesEndTheRun)
     connect(follower_, &RunFollower::runEnded, this, &FollowedBackend::finalizeFollowed);
+  if (const TaskInfo* task = find_task(spec().task); task && task->python_script) {
+    // Its ranks may never say hello (no client): the world is the spec's from the start.
+    RunSpec measured = spec();
+    if (spec().world_size() < recorded_world_) measured.nproc = recorded_world_;
+    growWorld(measured.world_size());
+    delete script_metrics_;
+    script_metrics_ = new ScriptMetrics(
+        measured, runDir(),
+        [this](int rank) {
+          const auto& known = follower_->ranks();
+          const auto it = known.find(rank);
+          return it != known.end() && it->second.hello;
+        },
+        [this](int rank) { return std::int64_t(store()->rankInfo(rank).step); },
+        [this](const std::vector<wire::Message>& messages) { ingestMeasured(messages); }, this);
+    connect(follower_, &RunFollower::outputLine, script_metrics_,
+            [m = script_metrics_](int rank, const QString& line) { m->line(rank, line); });
+    if (filesEndTheRun) watchRecordedEnding();
+  }
   // A rank that went quiet: on another node its death cannot be seen here (no pid to check),
   // so silence past the limit is shown instead of Running forever: the run is marked stalled.
   follower_->setSilentLimit(monitorSettings().silentRankSeconds * 1000);
@@ -142,7 +184,34 @@ void FollowedBackend::onFollowedHello(const wire::Hello& h) {
   rankConnectedNow(h.rank);
 }
 
+void FollowedBackend::watchRecordedEnding() {
+  auto* timer = new QTimer(script_metrics_);  // gone with the measuring
+  timer->setInterval(kRecordedEndingPollMs);
+  connect(timer, &QTimer::timeout, this, [this, timer] {
+    const std::optional<RunStatus> status = RunDirectory::readStatus(runDir());
+    if (!status || !follower_ || follower_->hasEnded()) return;
+    const std::optional<State> final = recordedState(status->state);
+    if (!final) return;
+    timer->stop();
+    follower_->pollNow();  // the ranks' last lines
+    follower_->stop();
+    finishMeasuring();
+    store()->flush();
+    if (*final == State::Failed) {
+      hasFailure() = true;
+      failure().what = status->reason.section(QLatin1Char('\n'), 0, 0);
+    }
+    endRun(*final, status->reason);
+  });
+  timer->start();
+}
+
+void FollowedBackend::finishMeasuring() {
+  if (script_metrics_) script_metrics_->finish();
+}
+
 void FollowedBackend::finalizeFollowed() {
+  finishMeasuring();
   store()->flush();
   const RunProgress progress = store()->progress();
   State final = State::Finished;

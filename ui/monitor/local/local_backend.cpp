@@ -11,10 +11,10 @@
 #include "local/local_rank_launcher.h"
 #include "local/rank_command.h"
 #include "local/rank_process.h"
-#include "local/script_metrics.h"
 #include "local/script_rank.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
+#include "metrics/script_metrics.h"
 #include "run/run_directory.h"
 
 namespace ddpdesk {
@@ -89,13 +89,7 @@ void LocalBackend::measureScript(const RunSpec& spec) {
       spec, runDir(),
       [this](int rank) { return rank < int(connected().size()) && connected()[rank]; },
       [this](int rank) { return std::int64_t(store()->rankInfo(rank).step); },
-      [this](const std::vector<wire::Message>& messages) {
-        QByteArray lines;
-        for (const wire::Message& m : messages)
-          lines += QByteArray::fromStdString(wire::encode(m)) + '\n';
-        ingest(messages, lines);
-      },
-      this);
+      [this](const std::vector<wire::Message>& messages) { ingestMeasured(messages); }, this);
   connect(launcher_, &LocalRankLauncher::line, script_metrics_,
           [m = script_metrics_](int rank, bool, const QString& text) { m->line(rank, text); });
   connect(launcher_, &LocalRankLauncher::rankStarted, script_metrics_, &ScriptMetrics::rankStarted);

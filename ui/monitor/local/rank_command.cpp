@@ -13,11 +13,6 @@ QString RankCommand::text() const {
   return (QStringList{program} + arguments).join(QLatin1Char(' '));
 }
 
-QString pythonClientDir(const QString& program) {
-  return QDir::cleanPath(QFileInfo(program).absolutePath() +
-                         QStringLiteral("/../share/ddpdesk/python"));
-}
-
 RankCommand rankCommandFor(const RunSpec& spec, const QString& program, int rank, int world,
                            const QProcessEnvironment& inherited) {
   RankCommand c;

@@ -36,7 +36,5 @@ struct RankCommand {
 // split. `inherited`: the environment the ranks get besides (its PYTHONPATH is kept).
 RankCommand rankCommandFor(const RunSpec& spec, const QString& program, int rank, int world,
                            const QProcessEnvironment& inherited = QProcessEnvironment());
-// Where the Python client is for ranks started with the worker `program`.
-QString pythonClientDir(const QString& program);
 
 }  // namespace ddpdesk

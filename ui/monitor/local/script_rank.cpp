@@ -1,6 +1,7 @@
 // A Python-script rank's command line and environment (script_rank.h).
 #include "local/script_rank.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <nlohmann/json.hpp>
 
@@ -104,6 +105,28 @@ ScriptRank scriptRank(const RunSpec& spec, const QString& runDir, const QString&
   return r;
 }
 
+std::vector<std::pair<QString, QString>> scriptRunVariables(const RunSpec& spec,
+                                                            const QString& runDir,
+                                                            const QString& resume,
+                                                            const QString& runId) {
+  std::vector<std::pair<QString, QString>> v;
+  const auto set = [&v](const char* name, const QString& value) {
+    v.emplace_back(QString::fromLatin1(name), value);
+  };
+  set("TORCHELASTIC_RUN_ID", runId);
+  set("TORCHELASTIC_RESTART_COUNT", QStringLiteral("0"));
+  set("TORCHELASTIC_MAX_RESTARTS", QStringLiteral("0"));
+  set("DDPDESK_BATCH_SIZE", QString::number(spec.batch_size));
+  set("DDPDESK_ACCUM_STEPS", QString::number(spec.accum_steps));
+  set("DDPDESK_EPOCHS", QString::number(spec.epochs));
+  set("DDPDESK_LR", placeholderValue("lr", spec, runDir, resume));
+  set("DDPDESK_SEED", QString::number(spec.seed));
+  set("DDPDESK_RUN_DIR", runDir);
+  if (!resume.isEmpty()) set("DDPDESK_RESUME", resume);
+  set("PYTHONUNBUFFERED", QStringLiteral("1"));
+  return v;
+}
+
 QProcessEnvironment scriptEnvironment(const RunSpec& spec, int rank, int world,
                                       const QString& runDir, const QString& resume,
                                       const QString& runId, const QString& clientDir,
@@ -118,20 +141,16 @@ QProcessEnvironment scriptEnvironment(const RunSpec& spec, int rank, int world,
   set("ROLE_RANK", QString::number(rank));
   set("ROLE_WORLD_SIZE", QString::number(world));
   set("ROLE_NAME", QStringLiteral("default"));
-  set("TORCHELASTIC_RUN_ID", runId);
-  set("TORCHELASTIC_RESTART_COUNT", QStringLiteral("0"));
-  set("TORCHELASTIC_MAX_RESTARTS", QStringLiteral("0"));
-  set("DDPDESK_BATCH_SIZE", QString::number(spec.batch_size));
-  set("DDPDESK_ACCUM_STEPS", QString::number(spec.accum_steps));
-  set("DDPDESK_EPOCHS", QString::number(spec.epochs));
-  set("DDPDESK_LR", placeholderValue("lr", spec, runDir, resume));
-  set("DDPDESK_SEED", QString::number(spec.seed));
-  set("DDPDESK_RUN_DIR", runDir);
-  if (!resume.isEmpty()) set("DDPDESK_RESUME", resume);
+  for (const auto& [name, value] : scriptRunVariables(spec, runDir, resume, runId))
+    env.insert(name, value);
   const QString path = inherited.value(QStringLiteral("PYTHONPATH"));
   set("PYTHONPATH", path.isEmpty() ? clientDir : clientDir + QLatin1Char(':') + path);
-  set("PYTHONUNBUFFERED", QStringLiteral("1"));
   return env;
+}
+
+QString pythonClientDir(const QString& program) {
+  return QDir::cleanPath(QFileInfo(program).absolutePath() +
+                         QStringLiteral("/../share/ddpdesk/python"));
 }
 
 }  // namespace ddpdesk

@@ -9,6 +9,8 @@
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <utility>
+#include <vector>
 
 #include "run_spec.h"
 
@@ -37,17 +39,28 @@ QStringList splitShellWords(const QString& text, QString* error);
 // placeholder is the spec's error (validate()), caught before this.
 ScriptRank scriptRank(const RunSpec& spec, const QString& runDir, const QString& resume);
 
+// What every rank of a script run is told, whoever starts it (here, or srun through a batch
+// script): TORCHELASTIC_RUN_ID (`runId`), TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS;
+// DDPDESK_BATCH_SIZE, DDPDESK_ACCUM_STEPS, DDPDESK_EPOCHS, DDPDESK_LR, DDPDESK_SEED,
+// DDPDESK_RUN_DIR, DDPDESK_RESUME (set only when resuming); PYTHONUNBUFFERED=1 so the script's
+// prints reach the log and the charts as they are made. In that order.
+std::vector<std::pair<QString, QString>> scriptRunVariables(const RunSpec& spec,
+                                                            const QString& runDir,
+                                                            const QString& resume,
+                                                            const QString& runId);
+
 // What rank `rank` of `world` adds to the environment LocalRankLauncher gives every rank:
-// GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, TORCHELASTIC_RUN_ID
-// (`runId`), TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS; DDPDESK_BATCH_SIZE,
-// DDPDESK_ACCUM_STEPS, DDPDESK_EPOCHS, DDPDESK_LR, DDPDESK_SEED, DDPDESK_RUN_DIR,
-// DDPDESK_RESUME (set only when resuming); PYTHONPATH with `clientDir` (the folder holding the
-// `ddpdesk` package) first, and PYTHONUNBUFFERED=1 so the script's prints reach the log and
-// the charts as they are made. `inherited` is the environment the rank would otherwise get
-// (its PYTHONPATH is kept after the client's folder).
+// GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, scriptRunVariables, and
+// PYTHONPATH with `clientDir` (the folder holding the `ddpdesk` package) first. `inherited` is
+// the environment the rank would otherwise get (its PYTHONPATH is kept after the client's
+// folder).
 QProcessEnvironment scriptEnvironment(const RunSpec& spec, int rank, int world,
                                       const QString& runDir, const QString& resume,
                                       const QString& runId, const QString& clientDir,
                                       const QProcessEnvironment& inherited);
+
+// Where the Python client is for ranks started with the worker `program`:
+// <program's folder>/../share/ddpdesk/python (the build tree and an install lay it out so).
+QString pythonClientDir(const QString& program);
 
 }  // namespace ddpdesk

@@ -21,6 +21,13 @@ int RunBackend::worldSize() const {
   return int(run_.connected_.size());
 }
 
+void RunBackend::ingestMeasured(const std::vector<wire::Message>& messages) const {
+  QByteArray lines;
+  for (const wire::Message& m : messages)
+    lines += QByteArray::fromStdString(wire::encode(m)) + '\n';
+  ingest(messages, lines);
+}
+
 QList<qint64> RunBackend::pids() const {
   QList<qint64> out;
   for (const RankState& r : ranks()) out.append(r.pid);

@@ -92,6 +92,9 @@ class RunBackend : public QObject {
   void ingest(const std::vector<wire::Message>& messages, const QByteArray& lines) const {
     run_.onMessages(messages, lines);
   }
+  // Messages the monitor made itself (a script run's measurements: ScriptMetrics), recorded as
+  // the ranks' own would be.
+  void ingestMeasured(const std::vector<wire::Message>& messages) const;
   void startGrace() const { run_.startGrace(); }
   void stopGrace() const { run_.stopGrace(); }
   void endRun(State final, const QString& reason, RunStatus status = RunStatus(),

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "follow/run_follower.h"
+#include "local/script_rank.h"
 #include "metrics/metrics_store.h"
 #include "run/atomic_file.h"
 #include "run/run_directory.h"
@@ -93,6 +94,7 @@ SlurmJob* SlurmBackend::newSlurmJob() {
 bool SlurmBackend::start(const RunSpec& given, const QString& program, QString* error) {
   RunSpec spec = given;
   if (spec.is_slurm_via_login()) return startViaLogin(spec, program, error);
+  makeScriptPathsAbsolute(spec);  // the ranks start in the run directory
   auto fail = [&](const QString& why) {
     if (error) *error = why;
     return false;
@@ -203,6 +205,9 @@ void SlurmBackend::onSlurmRejected(const QString& line) {
 
 void SlurmBackend::onSlurmStatus(const SlurmJobStatus& s) {
   launcherStatus() = QStringLiteral("job %1 %2").arg(job_->jobId(), describeSlurmStatus(s));
+  // A script's ranks need not say hello (no client): the job running is the ranks running.
+  if (script_metrics_ && s.state == SlurmJobStatus::State::Running && state() == State::Starting)
+    setState(State::Running);
   if (dir()) dir()->logEvent(launcherStatus());
   Q_EMIT run().launcherStatusChanged(launcherStatus());
 }
@@ -273,6 +278,7 @@ void SlurmBackend::finalizeSlurm(const SlurmJobStatus& s) {
     follower_->pollNow();  // the ranks' last lines
     follower_->stop();
   }
+  finishMeasuring();
   if (mirror_) mirror_->stop();  // no ssh outlives the run
   store()->flush();
   const RunProgress progress = store()->progress();
@@ -285,8 +291,10 @@ void SlurmBackend::finalizeSlurm(const SlurmJobStatus& s) {
   const QString job = QStringLiteral("job %1").arg(job_->jobId());
   State final = State::Finished;
   QString why;
-  if (s.state == S::Failed || anyError || (s.state == S::Cancelled && !stopRequested()) ||
-      (s.state == S::TimedOut && !anyStopped)) {
+  // Ranks that a stop's signal ended (a script without the client) did what was asked.
+  const bool stoppedBySignal = stopRequested() && endedByStopSignal(s);
+  if ((s.state == S::Failed && !stoppedBySignal) || anyError ||
+      (s.state == S::Cancelled && !stopRequested()) || (s.state == S::TimedOut && !anyStopped)) {
     final = State::Failed;
     hasFailure() = true;
     failure().what = job + QLatin1Char(' ') + describeSlurmStatus(s);

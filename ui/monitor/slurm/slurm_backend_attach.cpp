@@ -24,7 +24,7 @@ bool SlurmBackend::attach(const QString& where, QString*) {
   RunSpec spec;
   if (const auto r = RunDirectory::readRecord(path); r && r->specValid)
     spec = r->spec;  // started by ddpdesk: epochs and task for the progress line
-  beginFollowing(path, spec);
+  beginFollowingRecord(path, spec);
   const auto found = readSlurmRecord(path);  // run.attach() found it
   if (!found) return false;
   const SlurmRecord& record = *found;

@@ -1,12 +1,23 @@
 #include "slurm/slurm_script.h"
 
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <QStringList>
 
+#include "local/script_rank.h"
 #include "run/run_directory.h"
 #include "run/shell_quote.h"
 
 namespace ddpdesk {
+namespace {
+
+// A script run's rank command (program empty for the worker's runs).
+ScriptRank scriptRankOf(const RunSpec& spec, const QString& runDir, const QString& resume) {
+  const TaskInfo* task = find_task(spec.task);
+  return task && task->python_script ? scriptRank(spec, runDir, resume) : ScriptRank();
+}
+
+}  // namespace
 
 QString slurmScriptPath(const QString& runDir) {
   return runDir + QStringLiteral("/job.sbatch");
@@ -18,6 +29,10 @@ QString slurmRankOutputPath(const QString& runDir, int rank) {
 
 QString slurmStopFilePath(const QString& runDir) {
   return runDir + QStringLiteral("/stop-requested");
+}
+
+QString slurmRankTool(const QString& worker) {
+  return QFileInfo(worker).absolutePath() + QStringLiteral("/ddpdesk-rank");
 }
 
 QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QString& worker,
@@ -42,28 +57,53 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
   sbatch(QStringLiteral("--output=") + runDir + QStringLiteral("/slurm-%j.out"));
   for (const auto& o : slurm_extra_options(spec.slurm_extra)) sbatch(QString::fromStdString(o));
   lines << QString();
+  const ScriptRank script = scriptRankOf(spec, runDir, resume);
   lines << QStringLiteral("# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;");
-  lines << QStringLiteral(
-      "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.");
+  lines << (script.program.isEmpty()
+                ? QStringLiteral("# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk "
+                                 "follows.")
+                : QStringLiteral("# a rank that imports the ddpdesk client writes its messages "
+                                 "to metrics/rank-<N>.jsonl."));
   lines << QStringLiteral(
       "# A stop asked for before the ranks start: they see this file and stop.");
   lines << QStringLiteral("export DDPDESK_STOP_FILE=") + shellQuote(slurmStopFilePath(runDir));
-  lines << QStringLiteral(
-      "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the file");
-  lines << QStringLiteral("# above stops it then (SIG_IGN survives exec; the worker replaces it).");
-  // Without this, a stop that lands while a rank is still loading LibTorch kills it (exit 143)
-  // instead of stopping it with a checkpoint.
   QStringList cmd = {
-      QStringLiteral("srun"),
-      QStringLiteral("--kill-on-bad-exit=1"),
-      shellQuote(runDir + QStringLiteral("/rank-%t.log")).prepend(QStringLiteral("--output=")),
-      QStringLiteral("/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-rank"),
-      shellQuote(worker),
-      QStringLiteral("--config"),
-      shellQuote(RunDirectory::specPath(runDir)),
-      QStringLiteral("--run-dir"),
-      shellQuote(runDir)};
-  if (!resume.isEmpty()) cmd << QStringLiteral("--resume") << shellQuote(resume);
+      QStringLiteral("srun"), QStringLiteral("--kill-on-bad-exit=1"),
+      shellQuote(runDir + QStringLiteral("/rank-%t.log")).prepend(QStringLiteral("--output="))};
+  if (script.program.isEmpty()) {
+    lines << QStringLiteral(
+        "# A stop's SIGTERM is ignored until a rank has loaded and set its own handler: the "
+        "file");
+    lines << QStringLiteral(
+        "# above stops it then (SIG_IGN survives exec; the worker replaces it).");
+    // Without this, a stop that lands while a rank is still loading LibTorch kills it (exit
+    // 143) instead of stopping it with a checkpoint.
+    cmd << QStringLiteral("/bin/sh -c 'trap \"\" TERM INT; exec \"$@\"' ddpdesk-task")
+        << shellQuote(worker) << QStringLiteral("--config")
+        << shellQuote(RunDirectory::specPath(runDir)) << QStringLiteral("--run-dir")
+        << shellQuote(runDir);
+    if (!resume.isEmpty()) cmd << QStringLiteral("--resume") << shellQuote(resume);
+  } else {
+    // The script's signals stay as they are: Python's own, or the client's (a stop's SIGTERM
+    // before the client is imported ends the rank, as under torchrun).
+    lines << QStringLiteral(
+        "# What the script is told (docs/python-scripts.md), and the ddpdesk "
+        "client on its path.");
+    for (const auto& [name, value] :
+         scriptRunVariables(spec, runDir, resume, QFileInfo(runDir).fileName()))
+      lines << QStringLiteral("export %1=%2").arg(name, shellQuote(value));
+    lines << QStringLiteral("export DDPDESK_DEVICE=") +
+                 shellQuote(QString::fromStdString(spec.device));
+    lines << QStringLiteral("export PYTHONPATH=%1${PYTHONPATH:+:$PYTHONPATH}")
+                 .arg(shellQuote(pythonClientDir(worker)));
+    lines << QStringLiteral(
+        "# Each task becomes a torchrun rank: ddpdesk-rank sets RANK, WORLD_SIZE, LOCAL_RANK,");
+    lines << QStringLiteral(
+        "# MASTER_ADDR (the step's first node), MASTER_PORT (from the job id), ... from srun's.");
+    cmd << shellQuote(QStringLiteral("--chdir=") + script.workdir)
+        << shellQuote(slurmRankTool(worker)) << shellQuote(script.program);
+    for (const QString& a : script.arguments) cmd << shellQuote(a);
+  }
   lines << cmd.join(QLatin1Char(' '));
   return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
 }

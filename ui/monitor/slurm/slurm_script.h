@@ -13,6 +13,11 @@
 // rank that starts after ddpdesk asked the job to stop (the file exists) stops at its first step
 // boundary, as one that got the stop's SIGTERM does; scancel's signal reaches only ranks already
 // running (docs/cluster.md, "Stop, kill, resume").
+// A Python-script run (task python) exports what the script is told (scriptRunVariables,
+// DDPDESK_DEVICE, the client's folder first on PYTHONPATH) and runs each task as
+//   srun ... --chdir=<workdir> <worker's folder>/ddpdesk-rank <python> <script> <args...>
+// where ddpdesk-rank (engine/runtime/torchrun_rank.h) sets torchrun's variables from srun's
+// and execs the interpreter; no signal is ignored (Python's own, or the client's, take them).
 #pragma once
 
 #include <QString>
@@ -25,6 +30,8 @@ namespace ddpdesk {
 // system); `resume` empty or what --resume gets.
 QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QString& worker,
                          const QString& resume);
+// The ddpdesk-rank beside `worker`, through which a script run's tasks start.
+QString slurmRankTool(const QString& worker);
 // Where the script and each rank's output go in a run directory.
 QString slurmScriptPath(const QString& runDir);                // <runDir>/job.sbatch
 QString slurmRankOutputPath(const QString& runDir, int rank);  // <runDir>/rank-N.log

@@ -90,6 +90,12 @@ QString describeSlurmStatus(const SlurmJobStatus& s) {
   return text;
 }
 
+bool endedByStopSignal(const SlurmJobStatus& s) {
+  static const QStringList stopCodes = {QStringLiteral("130:0"), QStringLiteral("143:0"),
+                                        QStringLiteral("0:2"), QStringLiteral("0:15")};
+  return s.state == SlurmJobStatus::State::Failed && stopCodes.contains(s.exitCode);
+}
+
 std::optional<SlurmJobStatus> parseSqueue(const QString& text) {
   const QStringList f = firstLineFields(text);  // STATE|REASON|NODELIST
   auto s = fromWord(f.value(0));

@@ -30,6 +30,11 @@ QString slurmStateName(SlurmJobStatus::State s);
 // One line for people: "pending (Resources)", "running on node[1-2]", "failed (exit 1:0)".
 QString describeSlurmStatus(const SlurmJobStatus& s);
 
+// Whether the job's exit code is that of ranks ended by a stop signal: 143 / 130 (a shell's or
+// Python's 128 + SIGTERM / SIGINT) or the signal itself (":15", ":2"). A script without the
+// client ends so on a stop, as under torchrun; the job is then "failed" with that code.
+bool endedByStopSignal(const SlurmJobStatus& s);
+
 // nullopt when the text holds no job (empty: squeue no longer lists it).
 std::optional<SlurmJobStatus> parseSqueue(const QString& text);
 std::optional<SlurmJobStatus> parseScontrolJob(const QString& text);

@@ -1,4 +1,4 @@
-#include "local/script_metrics.h"
+#include "metrics/script_metrics.h"
 
 #include <QRegularExpression>
 #include <algorithm>
@@ -61,7 +61,7 @@ ScriptMetrics::ScriptMetrics(const RunSpec& spec, const QString& runDir, IsConne
       started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0) {
   clock_.start();
   const QString pattern = QString::fromStdString(spec.loss_pattern);
-  for (int r = 0; r < spec.nproc; ++r) ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
+  for (int r = 0; r < spec.world_size(); ++r) ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
   timer_.setInterval(kScriptPollMs);
   connect(&timer_, &QTimer::timeout, this, &ScriptMetrics::poll);
   timer_.start();

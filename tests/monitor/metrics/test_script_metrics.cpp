@@ -11,7 +11,7 @@
 #include <QtTest>
 
 #include "event.h"
-#include "local/script_metrics.h"
+#include "metrics/script_metrics.h"
 #include "qt_test_main.h"
 #include "system_gauges.h"
 
