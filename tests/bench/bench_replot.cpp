@@ -44,6 +44,7 @@
 
 #include <qcustomplot.h>
 
+#include "bench_live_panel.h"
 #include "bench_socket.h"
 #include "charts/charts_panel.h"
 #include "charts/loss_chart.h"
@@ -58,6 +59,7 @@
 #include "wire_decode_nlohmann.h"
 
 using namespace ddpdesk;
+using namespace ddpdesk::bench;
 
 namespace {
 
@@ -101,22 +103,6 @@ long residentBytes() {
   return fields.size() > 1 ? fields[1].toLong() * long(sysconf(_SC_PAGESIZE)) : 0;
 }
 
-struct Stats {
-  double median = 0, p99 = 0, max = 0, mean = 0;
-};
-
-Stats stats(std::vector<double> v) {
-  Stats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  s.median = v[v.size() / 2];
-  s.p99 = v[std::min(v.size() - 1, std::size_t(double(v.size()) * 0.99))];
-  s.max = v.back();
-  for (double x : v) s.mean += x;
-  s.mean /= double(v.size());
-  return s;
-}
-
 // Times `n` full replots (render into the plot's buffer and paint the widget).
 Stats timeReplots(QCustomPlot* plot, int n) {
   std::vector<double> ms;
@@ -133,30 +119,6 @@ Stats timeReplots(QCustomPlot* plot, int n) {
 void printReplot(const char* what, const Stats& s) {
   std::printf("  %-44s median %6.1f ms  max %6.1f ms  %s\n", what, s.median, s.max,
               s.median < 30 ? "(< 30 ms: met)" : "(>= 30 ms: NOT met)");
-}
-
-// The monitor side of a live run, as the window has it.
-struct LivePanel {
-  QSplitter top{Qt::Vertical};
-  ChartsPanel* charts = new ChartsPanel(&top);
-  QTableView* table = new QTableView(&top);
-  LogView* log = new LogView(&top);
-  RankTableModel model;
-  QTimer tableTimer;
-  explicit LivePanel(MetricsStore& store) {
-    table->setModel(&model);
-    tableTimer.setInterval(250);
-    QObject::connect(&tableTimer, &QTimer::timeout,
-                     [this, &store] { model.setRows(buildRankRows({}, store)); });
-    tableTimer.start();
-    top.resize(1400, 1000);
-    top.show();
-    charts->setSources({{"bench", &store}}, true);
-  }
-};
-
-bool panelLoading(const ChartsPanel& p) {
-  return p.lossChart()->isLoading() || p.throughputChart()->isLoading();
 }
 
 // Runs the event loop until `done()` holds or `timeoutS` passed, and waits for the redraws after.
@@ -251,19 +213,8 @@ Stats streamAndMeasure(MetricsStore& store, LivePanel& panel, long startStep, do
     });
   }
 
-  std::vector<double> late;
-  QElapsedTimer clock;
-  clock.start();
-  qint64 last = clock.nsecsElapsed();
-  QTimer tick;
-  tick.setTimerType(Qt::PreciseTimer);
-  tick.setInterval(5);
-  QObject::connect(&tick, &QTimer::timeout, [&] {
-    const qint64 now = clock.nsecsElapsed();
-    late.push_back(std::max(0.0, double(now - last) * 1e-6 - 5.0));
-    last = now;
-  });
-  tick.start();
+  TimerLateness lateness;
+  lateness.start();
   QTimer end;
   end.setSingleShot(true);
   QObject::connect(&end, &QTimer::timeout, [] { QCoreApplication::quit(); });
@@ -272,7 +223,7 @@ Stats streamAndMeasure(MetricsStore& store, LivePanel& panel, long startStep, do
   stop = true;
   for (auto& w : writers) w.join();
   *received = got;
-  return stats(late);
+  return lateness.result();
 }
 
 // Opens a run of 8 x `perRank` points from the history into a charts panel, as the window does:

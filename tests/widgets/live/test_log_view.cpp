@@ -46,6 +46,24 @@ class TestLogView : public QObject {
     QTRY_VERIFY(v.visibleText().endsWith(QLatin1String("later")));
   }
 
+  // A flood (a script printing 100,000 lines a second) is shown as its last lines of each flush
+  // and a count of the rest; the buffer keeps them all, and a refilter shows them.
+  void aFloodIsSkippedOnScreenWithACount() {
+    LogView v;
+    v.setWorld(1);
+    for (int i = 0; i < 2000; ++i) v.appendLine(0, false, QStringLiteral("line %1").arg(i));
+    v.flush();
+    const QStringList shown = v.visibleText().split(QLatin1Char('\n'));
+    QCOMPARE(shown.size(), 501);
+    QVERIFY2(shown.front().startsWith(QStringLiteral("[monitor] … 1500 lines not shown")),
+             qPrintable(shown.front()));
+    QCOMPARE(shown.at(1), QStringLiteral("[rank 0] line 1500"));
+    QCOMPARE(shown.back(), QStringLiteral("[rank 0] line 1999"));
+    QCOMPARE(int(v.buffer().filtered(LogBuffer::kAll).size()), 2000);
+    v.setFilter(0);  // a refilter shows what the buffer has
+    QCOMPARE(v.visibleText().count(QLatin1Char('\n')), 1999);
+  }
+
   void failureBanner() {
     LogView v;
     v.show();

@@ -83,11 +83,15 @@ bool OutputLossReader::readSegment(QStringView text, OutputLoss* out) {
       stepText = m.captured(QStringLiteral("step"));
   }
   bool isNumber = false;
-  lossText.toDouble(&isNumber);
-  const QString lower = lossText.toLower();
-  if (!isNumber && !lower.endsWith(QLatin1String("nan")) && !lower.endsWith(QLatin1String("inf")))
-    return false;
-  out->loss = number(lossText);
+  const double value = lossText.toDouble(&isNumber);  // once: a flood of lines parses each
+  if (isNumber) {
+    out->loss = value;
+  } else {
+    const QString lower = lossText.toLower();
+    if (!lower.endsWith(QLatin1String("nan")) && !lower.endsWith(QLatin1String("inf")))
+      return false;
+    out->loss = number(lossText);
+  }
   bool stepOk = false;
   const qlonglong step = stepText.toLongLong(&stepOk);
   out->step = stepOk ? step : (have_last_ ? last_step_ + 1 : 1);

@@ -61,7 +61,8 @@ ScriptMetrics::ScriptMetrics(const RunSpec& spec, const QString& runDir, IsConne
       started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0) {
   clock_.start();
   const QString pattern = QString::fromStdString(spec.loss_pattern);
-  for (int r = 0; r < spec.world_size(); ++r) ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
+  for (int r = 0; r < spec.world_size(); ++r)
+    ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
   timer_.setInterval(kScriptPollMs);
   connect(&timer_, &QTimer::timeout, this, &ScriptMetrics::poll);
   timer_.start();
@@ -90,7 +91,6 @@ void ScriptMetrics::line(int rank, const QString& text) {
   if (rank < 0 || rank >= int(ranks_.size()) || is_connected_(rank)) return;
   Rank& r = ranks_[std::size_t(rank)];
   if (!r.lossTag.empty()) return;  // the event files give this rank's loss
-  std::vector<wire::Message> out;
   for (const OutputLoss& p : r.printed.read(text)) {
     wire::Step s;
     s.rank = rank;
@@ -99,9 +99,19 @@ void ScriptMetrics::line(int rank, const QString& text) {
     // Only this rank's loss is known: the run's curve is the first rank to print each step.
     s.global_loss = p.loss;
     s.time = sinceStart();
-    out.push_back(s);
+    printed_.push_back(s);
   }
-  if (!out.empty()) sink_(out);
+  if (printed_.empty() || send_queued_) return;
+  send_queued_ = true;
+  QMetaObject::invokeMethod(this, &ScriptMetrics::sendPrinted, Qt::QueuedConnection);
+}
+
+void ScriptMetrics::sendPrinted() {
+  send_queued_ = false;
+  if (printed_.empty()) return;
+  std::vector<wire::Message> out;
+  out.swap(printed_);
+  sink_(out);
 }
 
 int ScriptMetrics::rankOfFile(const QString& path) const {
@@ -150,6 +160,7 @@ void ScriptMetrics::readEventFiles(std::vector<wire::Message>& out) {
 }
 
 void ScriptMetrics::poll() {
+  sendPrinted();  // first: the gauges below carry the rank's last step
   std::vector<wire::Message> out;
   const double now = sinceStart();
   for (int rank = 0; rank < int(ranks_.size()); ++rank) {
@@ -172,6 +183,7 @@ void ScriptMetrics::poll() {
 }
 
 void ScriptMetrics::finish() {
+  sendPrinted();
   timer_.stop();
   for (Rank& r : ranks_) r.sampler.reset();
   std::vector<wire::Message> out;

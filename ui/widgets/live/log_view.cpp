@@ -15,6 +15,11 @@ namespace ddpdesk {
 namespace {
 constexpr int kMaxBlocks = 20000;  // lines kept on screen; the buffer keeps more for refilters
 constexpr int kBannerLines = 6;    // stderr lines of a failed rank shown in the banner
+// Lines put on screen per flush (20 a second: 10,000 lines/s). A script printing faster
+// cannot be read there anyway, and laying out every line of 100,000 a second took the GUI
+// thread more than a core: the surplus of a flush is skipped on screen with a count (kept in
+// the buffer, shown again by a refilter; and every rank's output is whole in its rank-N.log).
+constexpr int kMaxLinesPerFlush = 500;
 }  // namespace
 
 void LogBuffer::append(int rank, bool isStderr, const QString& text) {
@@ -112,6 +117,15 @@ void LogView::flush() {
     if (LogBuffer::matches(l, f)) lines << LogBuffer::format(l);
   pending_.clear();
   if (lines.isEmpty()) return;
+  if (lines.size() > kMaxLinesPerFlush) {
+    const qsizetype skipped = lines.size() - kMaxLinesPerFlush;
+    lines = lines.mid(skipped);
+    lines.prepend(LogBuffer::format(
+        {LogBuffer::kMonitor, false,
+         tr("… %1 lines not shown: more than the screen can show (every rank's output is in "
+            "rank-N.log in the run directory)")
+             .arg(skipped)}));
+  }
   QScrollBar* sb = text_->verticalScrollBar();
   const bool atEnd = sb->value() == sb->maximum();
   text_->appendPlainText(lines.join(QLatin1Char('\n')));
