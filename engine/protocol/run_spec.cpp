@@ -238,10 +238,19 @@ std::vector<FieldError> validate(const RunSpec& spec) {
   }
   if (task && task->python_script && spec.script.empty())
     out.push_back({"script", "", "is required with task python: the training script to run"});
-  if (task && task->python_script && spec.is_slurm_via_login())
-    out.push_back({"slurm_login", spec.slurm_login,
-                   "must be empty with task python for now: submit a script run from a "
-                   "machine that sees the cluster's files (where sbatch runs)"});
+  // Through a login node the script's files are the cluster's: named by absolute paths there.
+  if (task && task->python_script && spec.is_slurm_via_login()) {
+    const auto onCluster = [&out](const char* field, const std::string& path) {
+      if (!path.empty() && path.front() != '/')
+        out.push_back({field, path,
+                       "must be an absolute path on the cluster with slurm_login (the login "
+                       "node's files, not this machine's)"});
+    };
+    onCluster("script", spec.script);
+    onCluster("workdir", spec.workdir);
+    onCluster("logdir", spec.logdir);
+    if (spec.python.find('/') != std::string::npos) onCluster("python", spec.python);
+  }
   if (out.empty() && spec.dataset_size > 0 &&
       spec.dataset_size < static_cast<std::int64_t>(spec.world_size())) {
     out.push_back({"dataset_size", std::to_string(spec.dataset_size),

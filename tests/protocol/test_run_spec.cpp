@@ -62,10 +62,20 @@ class TestRunSpec : public QObject {
     QCOMPARE(unknown_placeholder("{a}{batch_size}"), std::string("{a}"));
     s.launcher = "slurm";  // a Slurm job of the script's ranks: fine
     QVERIFY(validate(s).empty());
-    s.slurm_login = "user@login";  // through a login node: not wired for scripts, said
+    s.slurm_login = "user@login";  // through a login node: the cluster's absolute paths
+    s.python = "venv/bin/python";
     errors = validate(s);
-    QCOMPARE(int(errors.size()), 1);
-    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("slurm_login"));
+    QCOMPARE(int(errors.size()), 2);
+    QCOMPARE(QString::fromStdString(errors[0].field), QStringLiteral("script"));
+    QCOMPARE(QString::fromStdString(errors[1].field), QStringLiteral("python"));
+    QCOMPARE(QString::fromStdString(format_error(errors[0], Spelling::Flag)),
+             QStringLiteral("invalid --script 'train.py': must be an absolute path on the "
+                            "cluster with slurm_login (the login node's files, not this "
+                            "machine's)"));
+    s.script = "/home/u/train.py";
+    s.python = "python3";  // the nodes' own
+    QVERIFY(validate(s).empty());
+    s.script = "train.py";
     s.slurm_login.clear();
     s.launcher = "local";
     const auto worker = validate_for_worker(s);

@@ -6,8 +6,9 @@
 # from its rank-N.log; examples/ddp_train.py (Gloo, the client) trains two ranks whose losses in
 # the run's record equal those the script wrote itself; a stop reaches a script with the client
 # (checkpoint, Stopped) and one without (Stopped, not Failed); a failing rank is named with its
-# traceback; bad input is one line with exit 2.
-#   with_slurm.sh tests/slurm/test_slurm_python.sh WORKER DDPDESK
+# traceback; through a login node over ssh the same script runs with the cluster's paths and its
+# printed losses reach the local record; bad input is one line with exit 2.
+#   with_slurm.sh with_sshd.sh tests/slurm/test_slurm_python.sh WORKER DDPDESK
 slurm_needs_faults=0
 . "$(dirname "$0")/slurm_run_common.sh" slurm-python "$@"
 
@@ -108,7 +109,25 @@ grep -q "ZeroDivisionError: division by zero" "$tmp/fails.err" || bad "fails: no
 no_rank_left fails
 echo "fails: $(grep -m1 "run failed" "$tmp/fails.err")"
 
-# 5. Bad input: one line, exit 2, no run directory.
+# 5. Through a login node (the private sshd's host: this one): the script's paths are the
+#    cluster's, the batch script is written and submitted there, the ranks' rank-N.log comes
+#    back through the ssh mirror and its printed losses are charted in the local record.
+login=root@127.0.0.1:$DDPDESK_SSH_PORT
+timeout --foreground 120 "$ddpdesk" --headless "${script[@]}" --script-args '--steps 10' \
+  --slurm-login "$login" --slurm-remote-dir "$tmp/cluster/py" --run-dir "$tmp/login" \
+  --slurm-extra "--export=ALL,OMP_NUM_THREADS=1" >"$tmp/login.out" 2>"$tmp/login.err"
+rc=$?
+[ "$rc" -eq 0 ] || { bad "login: exit $rc, expected 0"; tail -n 20 "$tmp/login.err"; }
+grep -q "/ddpdesk-rank $py $ranks_py --steps 10$" "$tmp/cluster/py/job.sbatch" ||
+  bad "login: the cluster's job.sbatch does not start the script through ddpdesk-rank"
+[ "$(json_field "$tmp/cluster/py/env-1.json" RANK)" = 1 ] || bad "login: rank 1 did not run there"
+[ "$(record_steps "$tmp/login" | wc -l)" -eq 20 ] ||
+  bad "login: $(record_steps "$tmp/login" | wc -l) printed losses in the local record, expected 20"
+grep -q '"state": "Finished"' "$tmp/login/status.json" || bad "login: the record is not Finished"
+no_rank_left login
+echo "login: $(record_steps "$tmp/login" | wc -l) printed losses through $login"
+
+# 6. Bad input: one line, exit 2, no run directory.
 bad_input() {  # name expected-text ddpdesk-args...
   local name=$1 want=$2 rc; shift 2
   "$ddpdesk" --headless "$@" --run-dir "$tmp/$name" >"$tmp/$name.out" 2>"$tmp/$name.err"
@@ -121,7 +140,7 @@ bad_input() {  # name expected-text ddpdesk-args...
 }
 bad_input no-script "invalid --script '$tmp/nosuch.py': no such file" \
   --task python --script "$tmp/nosuch.py" "${slurm[@]}"
-bad_input via-login "invalid --slurm-login 'user@login': must be empty with task python" \
-  "${script[@]}" --slurm-login user@login
+bad_input via-login-relative "invalid --script 'train.py': must be an absolute path on the cluster" \
+  --task python --script train.py "${slurm[@]}" --slurm-login user@login
 [ -z "$(squeue -h 2>/dev/null)" ] || bad "jobs left in the queue: $(squeue -h)"
 exit $fail

@@ -64,10 +64,10 @@ QString planChange(const RunSpec& spec, const RunSpec& was) {
 
 namespace {
 
-// A Python-script run's files on this machine: the script, the interpreter, the working
-// directory, and arguments a shell could split. A Slurm job's nodes see the same files (a shared
-// file system) but their own PATH: `python3` is looked for there, a path here.
-QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
+// The script's files on this machine: the script, the interpreter, the working and log folders.
+// A Slurm job's nodes see the same files (a shared file system) but their own PATH: `python3`
+// is looked for there, a path here.
+QString scriptFileProblem(const RunSpec& spec, const QProcessEnvironment& env) {
   const QFileInfo script(QString::fromStdString(spec.script));
   if (!script.exists()) return invalid("script", spec.script, QStringLiteral("no such file"));
   if (!script.isFile() || !script.isReadable())
@@ -93,18 +93,27 @@ QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
                    QStringLiteral("is not an executable file"));
   if (!spec.workdir.empty() && !QFileInfo(QString::fromStdString(spec.workdir)).isDir())
     return invalid("workdir", spec.workdir, QStringLiteral("no such directory"));
+  // The log directory may not exist yet: the script creates it. Its parent must.
+  if (!spec.logdir.empty()) {
+    const QFileInfo logdir(QString::fromStdString(spec.logdir));
+    if (logdir.exists() && !logdir.isDir())
+      return invalid("logdir", spec.logdir, QStringLiteral("is not a directory"));
+  }
+  return {};
+}
+
+// A Python-script run: its files (but through a login node, where they are the cluster's),
+// arguments a shell could split, and a loss pattern that compiles.
+QString scriptProblem(const RunSpec& spec, const QProcessEnvironment& env) {
+  // Through a login node the files are the cluster's (the spec's rule: absolute paths there).
+  if (!spec.is_slurm_via_login())
+    if (const QString problem = scriptFileProblem(spec, env); !problem.isEmpty()) return problem;
   QString why;
   splitShellWords(QString::fromStdString(spec.script_args), &why);
   if (!why.isEmpty()) return invalid("script_args", spec.script_args, why);
   if (!spec.loss_pattern.empty()) {
     const OutputLossReader reader(QString::fromStdString(spec.loss_pattern));
     if (!reader.valid()) return invalid("loss_pattern", spec.loss_pattern, reader.error());
-  }
-  // The log directory may not exist yet: the script creates it. Its parent must.
-  if (!spec.logdir.empty()) {
-    const QFileInfo logdir(QString::fromStdString(spec.logdir));
-    if (logdir.exists() && !logdir.isDir())
-      return invalid("logdir", spec.logdir, QStringLiteral("is not a directory"));
   }
   return {};
 }
