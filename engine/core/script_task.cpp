@@ -71,6 +71,13 @@ const std::map<std::string, std::string>& mode_flags() {
   return ops;
 }
 
+// torch.nn's fast paths, taken only in eval mode and without a backward: a scripted module
+// reaches them under its own `if self.training` tests, a module traced in eval mode always.
+bool eval_only(const torch::jit::Node* n) {
+  return n->kind() == c10::Symbol::fromQualString("aten::_transformer_encoder_layer_fwd") ||
+         n->kind() == c10::Symbol::fromQualString("aten::_native_multi_head_attention");
+}
+
 // Argument `name` of an op, where it is a constant of the graph.
 std::optional<c10::IValue> constant_argument(const torch::jit::Node* n, const char* name) {
   const c10::FunctionSchema* schema = n->maybeSchema();
@@ -125,6 +132,7 @@ bool has_frozen_mode_op(torch::jit::Block* block, const ValueSet& from_training)
     const auto op = mode_flags().find(n->kind().toQualString());
     if (op != mode_flags().end() && constant_argument(n, op->second.c_str()) && !mode_is_moot(n))
       return true;
+    if (eval_only(n)) return true;
   }
   return false;
 }

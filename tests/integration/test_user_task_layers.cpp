@@ -63,8 +63,13 @@ const std::vector<std::string> kAccepted = {
 
 // Traced classifiers whose layer's mode is fixed (make_layer_models.py's TRACED): refused.
 const std::vector<std::string> kRefused = {
-    "traced-dropout", "traced-dropout_eval", "traced-batch_norm_1d",
-    "traced-lstm",    "traced-rrelu",        "traced-dropout_around_scripted_encoder",
+    "traced-dropout",
+    "traced-dropout_eval",
+    "traced-batch_norm_1d",
+    "traced-lstm",
+    "traced-rrelu",
+    "traced-dropout_around_scripted_encoder",
+    "traced-transformer_encoder_layer_eval_no_grad",
 };
 
 // The transformer runs: world 2 x batch 4 x accumulation 2, as PyTorch DDP is run.
@@ -231,7 +236,8 @@ TEST_F(UserTaskLayers, LayersThatFollowTheModePassTheModelCheck) {
 
 // Traced models whose dropout, batch norm, LSTM dropout or RReLU is a constant of the traced
 // mode are refused in one line, exit 2; a traced wrapper around a scripted encoder (which reads
-// `training` itself) included.
+// `training` itself) included, and an encoder layer traced on torch.nn's eval-only fast path
+// (whose missing backward would otherwise end the run at its first step).
 TEST_F(UserTaskLayers, TracedLayersWithAModeAreRefusedInOneLine) {
   for (const auto& name : kRefused) {
     SCOPED_TRACE(name);

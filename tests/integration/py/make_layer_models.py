@@ -7,7 +7,8 @@ Writes into --out DIR:
                           "targets" int64 class ids [64] (4 classes)
   scripted-NAME.pt        torch.jit.script of the classifier around layer NAME (LAYERS below),
                           in train mode, dropout probabilities above 0
-  traced-NAME.pt          torch.jit.trace of the classifiers in TRACED below (train mode but one)
+  traced-NAME.pt          torch.jit.trace of the classifiers in TRACED below (in train mode
+                          unless the name says eval; with gradients unless it says no_grad)
   transformer.pt          a scripted TransformerEncoder classifier with dropout 0, and its data
   transformer-train.safetensors, transformer-eval.safetensors   (256 and 128 samples) for the
                           step-by-step comparison with PyTorch DDP: the class is the most frequent
@@ -18,6 +19,7 @@ Every classifier maps token ids [B, 8] -> embedding [B, 8, 8] -> the layer -> me
 what their names say.
 """
 import argparse
+import contextlib
 import os
 import sys
 
@@ -165,6 +167,8 @@ TRACED = {
     "batch_norm_1d": lambda: LAYERS["batch_norm_1d"](),
     "lstm": lambda: LAYERS["lstm"](),
     "rrelu": lambda: LAYERS["rrelu"](),
+    # In eval mode without gradients torch.nn takes its fast path, which has no dropout.
+    "transformer_encoder_layer_eval_no_grad": lambda: LAYERS["transformer_encoder_layer"]().eval(),
     # Traced around a scripted block: the block reads `training`, the traced dropout does not.
     "dropout_around_scripted_encoder": lambda: Classifier(nn.Sequential(
         torch.jit.script(encoder_layer(0.2)), nn.Dropout(0.3))),
@@ -211,7 +215,8 @@ def main():
     for name, make in TRACED.items():
         torch.manual_seed(0)
         model = make()
-        traced = torch.jit.trace(model, x[:2], check_trace=False)
+        with torch.no_grad() if name.endswith("_no_grad") else contextlib.nullcontext():
+            traced = torch.jit.trace(model, x[:2], check_trace=False)
         traced.save(path(f"traced-{name}.pt"))
 
     torch.manual_seed(5)
