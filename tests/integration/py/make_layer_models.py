@@ -123,7 +123,8 @@ LAYERS = {
     "transformer_encoder_layer": lambda: Classifier(encoder_layer(0.2)),
     "transformer_encoder": lambda: Classifier(nn.TransformerEncoder(encoder_layer(0.2), 2)),
     "transformer_decoder_layer": lambda: Classifier(Decoder(decoder_layer(0.2))),
-    "transformer_decoder": lambda: Classifier(Decoder(nn.TransformerDecoder(decoder_layer(0.2), 2))),
+    "transformer_decoder":
+        lambda: Classifier(Decoder(nn.TransformerDecoder(decoder_layer(0.2), 2))),
     "transformer": lambda: Classifier(Decoder(nn.Transformer(
         WIDTH, 2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16, dropout=0.2,
         batch_first=True))),
