@@ -174,8 +174,12 @@ RankEnvResult read_rank_env(const EnvLookup& get) {
   return out;
 }
 
+EnvLookup process_env() {
+  return [](const char* n) -> const char* { return std::getenv(n); };
+}
+
 RankEnvResult read_rank_env() {
-  return read_rank_env([](const char* n) { return std::getenv(n); });
+  return read_rank_env(process_env());
 }
 
 }  // namespace ddpdesk

@@ -35,5 +35,8 @@ struct RankEnvResult {
 using EnvLookup = std::function<const char*(const char*)>;
 RankEnvResult read_rank_env(const EnvLookup& getenv_fn);
 RankEnvResult read_rank_env();  // from the process environment
+// The process environment as an EnvLookup (getenv): the one place outside the settings readers
+// that reads it, for torchrun's and Slurm's variables.
+EnvLookup process_env();
 
 }  // namespace ddpdesk

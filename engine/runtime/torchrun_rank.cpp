@@ -5,7 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
+#include <cstdlib>  // setenv
 #include <cstring>
 
 namespace ddpdesk {
@@ -50,8 +50,7 @@ int torchrun_rank_main(int argc, char** argv) {
     std::fprintf(stderr, "ddpdesk-rank: %s\n", r.error.c_str());
     return 2;
   }
-  for (const auto& [name, value] :
-       torchrun_variables(*r.env, [](const char* n) { return std::getenv(n); }))
+  for (const auto& [name, value] : torchrun_variables(*r.env, process_env()))
     ::setenv(name.c_str(), value.c_str(), 1);
   ::execvp(argv[1], argv + 1);
   std::fprintf(stderr, "ddpdesk-rank: cannot run '%s': %s\n", argv[1], std::strerror(errno));
