@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -58,6 +59,14 @@ std::string openblas_core() {
   return name != nullptr ? name : "";
 }
 
+// Whether this build's LibTorch has CUDA at all: a CUDA LibTorch's libtorch.so loads
+// libtorch_cuda.so with it (PyTorch's wheels and archives); Debian's is CPU-only and has none.
+bool libtorch_has_cuda() {
+  void* lib = dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
+  if (lib != nullptr) dlclose(lib);  // NOLOAD took a reference of its own
+  return lib != nullptr;
+}
+
 nlohmann::json probe() {
   nlohmann::json j;
   j["torch_version"] = TORCH_VERSION;
@@ -65,16 +74,28 @@ nlohmann::json probe() {
   j["nccl"] = nccl_available();
   const bool cuda = torch::cuda::is_available();
   j["cuda_available"] = cuda;
+  j["cuda_built"] = libtorch_has_cuda();
+  // Why there is no `cuda` device, for the Device list and a refused CUDA run.
+  if (!cuda)
+    j["cuda_missing"] =
+        libtorch_has_cuda()
+            ? "no CUDA device: LibTorch has CUDA but finds no GPU (the NVIDIA driver, or "
+              "CUDA_VISIBLE_DEVICES)"
+            : "this build's LibTorch " TORCH_VERSION
+              " has no CUDA (Debian's is CPU-only): build against a CUDA PyTorch (docs/gpu.md)";
   const int n = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
   j["device_count"] = n;
-  nlohmann::json names = nlohmann::json::array();
+  nlohmann::json names = nlohmann::json::array(), memory = nlohmann::json::array();
 #ifdef DDPDESK_HAVE_CUDA
   for (int i = 0; i < n; ++i) {
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) names.push_back(prop.name);
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    names.push_back(prop.name);
+    memory.push_back(static_cast<std::uint64_t>(prop.totalGlobalMem));
   }
 #endif
   j["devices"] = names;
+  j["device_memory_bytes"] = memory;  // each device's total memory, as `devices`
   // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one), unless
   // the matrix products run on oneDNN (gemm).
   j["openblas_core"] = openblas_core();

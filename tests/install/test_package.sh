@@ -30,7 +30,7 @@ echo "Depends: $depends"
 echo "$depends" | tr ',|' '\n\n' | sed 's/(.*)//; s/[[:space:]]//g; /^$/d' | sort -u >"$stage/named"
 
 unowned=""
-for bin in ddpdesk ddpdesk-worker; do
+for bin in ddpdesk ddpdesk-worker ddpdesk-rank; do
   dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$stage" "./usr/bin/$bin"
   for lib in $(readelf -d "$stage/usr/bin/$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     # "libx.so => /path (addr)", or for the dynamic loader itself "/lib64/ld-linux….so.2 (addr)".

@@ -182,6 +182,13 @@ class TestRunSpecForm : public QObject {
     form.setProbeResult(none);
     QCOMPARE(form.errors().value("device"),
              QStringLiteral("needs a CUDA GPU and this machine has none"));
+    // The worker says why: the field's error and the Device list's cuda item say it too.
+    none.cudaMissing = QStringLiteral("this build's LibTorch 1.13.0 has no CUDA");
+    form.setProbeResult(none);
+    QCOMPARE(form.errors().value("device"), none.cudaMissing);
+    auto* devices = qobject_cast<QComboBox*>(form.editor("device"));
+    QCOMPARE(devices->itemData(devices->findText("cuda"), Qt::ToolTipRole).toString(),
+             none.cudaMissing);
     // CPU runs do not care about GPUs.
     qobject_cast<QComboBox*>(form.editor("device"))->setCurrentText("cpu");
     qobject_cast<QSpinBox*>(form.editor("nproc"))->setValue(8);

@@ -19,9 +19,13 @@ ProbeResult parseProbe(const QByteArray& output) {
     const QJsonObject o = doc.object();
     r.status = ProbeResult::Status::Ok;
     r.cudaAvailable = o.value(QStringLiteral("cuda_available")).toBool();
+    r.cudaBuilt = o.value(QStringLiteral("cuda_built")).toBool();
+    r.cudaMissing = o.value(QStringLiteral("cuda_missing")).toString();
     r.deviceCount = r.cudaAvailable ? o.value(QStringLiteral("device_count")).toInt() : 0;
     for (const QJsonValue& v : o.value(QStringLiteral("devices")).toArray())
       r.deviceNames << v.toString();
+    for (const QJsonValue& v : o.value(QStringLiteral("device_memory_bytes")).toArray())
+      r.deviceMemory << qint64(v.toDouble());
     r.torchVersion = o.value(QStringLiteral("torch_version")).toString();
     r.gloo = o.value(QStringLiteral("gloo")).toBool();
     r.nccl = o.value(QStringLiteral("nccl")).toBool();
@@ -53,11 +57,32 @@ ProbeResult probeDevicesNow(const QString& program, int timeoutMs) {
   return parseProbe(p.readAllStandardOutput());
 }
 
+std::vector<FieldError> cudaErrors(const RunSpec& spec, int ranksHere, const ProbeResult& probe) {
+  const int gpus = probe.cudaAvailable ? probe.deviceCount : 0;
+  std::vector<FieldError> errors = validate_gpus(spec, ranksHere, gpus);
+  // No GPU at all: the probe says why (the spec's rule only knows there is none).
+  if (gpus == 0 && !probe.cudaMissing.isEmpty())
+    for (FieldError& e : errors)
+      if (e.field == "device") e.allowed = probe.cudaMissing.toStdString();
+  return errors;
+}
+
 QString cudaShortage(const RunSpec& spec, const ProbeResult& probe) {
   if (spec.device != "cuda" || probe.status != ProbeResult::Status::Ok) return {};
-  const auto errors = validate_gpus(spec, spec.nproc, probe.cudaAvailable ? probe.deviceCount : 0);
+  const auto errors = cudaErrors(spec, spec.nproc, probe);
   if (errors.empty()) return {};
   return QString::fromStdString(format_error(errors.front(), Spelling::Flag));
+}
+
+QStringList describeDevices(const ProbeResult& probe) {
+  QStringList out;
+  for (int i = 0; i < probe.deviceNames.size(); ++i)
+    out << (i < probe.deviceMemory.size() && probe.deviceMemory[i] > 0
+                ? QStringLiteral("%1 (%2 GiB)")
+                      .arg(probe.deviceNames[i])
+                      .arg(double(probe.deviceMemory[i]) / double(1LL << 30), 0, 'f', 1)
+                : probe.deviceNames[i]);
+  return out;
 }
 
 DeviceProbe::DeviceProbe(QObject* parent) : QObject(parent) {}

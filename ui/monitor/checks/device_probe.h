@@ -5,9 +5,11 @@
 #pragma once
 
 #include <QByteArray>
+#include <QList>
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <vector>
 
 #include "run_spec.h"
 
@@ -20,8 +22,11 @@ struct ProbeResult {
   Status status = Status::Pending;
   QString error;  // why it failed
   bool cudaAvailable = false;
+  bool cudaBuilt = false;  // this build's LibTorch has CUDA (available or not)
+  QString cudaMissing;     // why there is no CUDA device (empty when there is one)
   int deviceCount = 0;
   QStringList deviceNames;
+  QList<qint64> deviceMemory;  // bytes, as deviceNames (empty where the build cannot tell)
   QString torchVersion;
   bool gloo = false;
   bool nccl = false;
@@ -33,9 +38,14 @@ ProbeResult parseProbe(const QByteArray& output);
 // Runs `program --probe` and waits for it (at most timeoutMs).
 ProbeResult probeDevicesNow(const QString& program, int timeoutMs = 30000);
 
-// For a CUDA spec: why this machine cannot run it (no GPU, or fewer GPUs than ranks: one GPU per
-// rank), as a one-line input error naming the field; empty when it can, or for CPU specs.
+// For a CUDA spec: why this machine cannot run `ranksHere` ranks (no GPU, or fewer GPUs than
+// ranks: one GPU per rank; without any, the probe's reason: a CPU-only LibTorch, no driver).
+std::vector<FieldError> cudaErrors(const RunSpec& spec, int ranksHere, const ProbeResult& probe);
+// The same for a local run, as a one-line input error naming the field; empty when it can, or
+// for CPU specs.
 QString cudaShortage(const RunSpec& spec, const ProbeResult& probe);
+// The GPUs as people name them: "NVIDIA H100 80GB HBM3 (79.2 GiB)", one per device.
+QStringList describeDevices(const ProbeResult& probe);
 
 class DeviceProbe : public QObject {
   Q_OBJECT

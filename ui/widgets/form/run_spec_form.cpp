@@ -1,5 +1,6 @@
 #include "form/run_spec_form.h"
 
+#include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -178,6 +179,15 @@ void RunSpecForm::setSpec(const RunSpec& spec) {
 
 void RunSpecForm::setProbeResult(const ProbeResult& result) {
   probe_ = result;
+  // The Device list says why there is no `cuda` (a CPU-only LibTorch, no driver) on its item.
+  if (const FieldRow* r = row(QStringLiteral("device")))
+    if (auto* c = qobject_cast<QComboBox*>(r->editor()))
+      if (const int i = c->findText(QStringLiteral("cuda")); i >= 0)
+        c->setItemData(i,
+                       result.status == ProbeResult::Status::Ok && !result.cudaAvailable
+                           ? result.cudaMissing
+                           : describeDevices(result).join(QLatin1Char('\n')),
+                       Qt::ToolTipRole);
   revalidate();
 }
 
@@ -205,8 +215,7 @@ void RunSpecForm::revalidate() {
                     tr("waiting for ddpdesk-worker --probe to count GPUs"));
       pending_.insert(QStringLiteral("device"));
     } else if (probe_.status == ProbeResult::Status::Ok) {
-      const int gpus = probe_.cudaAvailable ? probe_.deviceCount : 0;
-      for (const FieldError& e : validate_gpus(s, s.nproc, gpus)) {
+      for (const FieldError& e : cudaErrors(s, s.nproc, probe_)) {
         const QString key = QString::fromStdString(e.field);
         if (!errors.contains(key)) errors.insert(key, QString::fromStdString(e.allowed));
       }
@@ -296,7 +305,7 @@ void RunSpecForm::updateHints() {
   if (cuda) {
     if (probe_.status == ProbeResult::Status::Ok && probe_.deviceCount > 0)
       device = tr("%n GPU(s): %1", nullptr, probe_.deviceCount)
-                   .arg(probe_.deviceNames.join(QStringLiteral(", ")));
+                   .arg(describeDevices(probe_).join(QStringLiteral(", ")));
     else if (probe_.status == ProbeResult::Status::Failed)
       device = tr("could not count GPUs: %1").arg(probe_.error);
   }
