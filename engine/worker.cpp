@@ -21,6 +21,7 @@
 #include "communicator.h"
 #include "exit_record.h"
 #include "gemm_backend.h"
+#include "nvml_gpu.h"
 #include "rank_env.h"
 #include "resume.h"
 #include "run_spec.h"
@@ -96,6 +97,12 @@ nlohmann::json probe() {
 #endif
   j["devices"] = names;
   j["device_memory_bytes"] = memory;  // each device's total memory, as `devices`
+  // The GPUs the driver sees, whatever this LibTorch has: a Python script's ranks use them
+  // through their own PyTorch.
+  const NvmlGpu::Devices driver = NvmlGpu::list();
+  j["nvml_devices"] = driver.names;
+  j["nvml_device_memory_bytes"] = driver.memory_bytes;
+  if (!driver.why.empty()) j["nvml_missing"] = driver.why;
   // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one), unless
   // the matrix products run on oneDNN (gemm).
   j["openblas_core"] = openblas_core();

@@ -88,6 +88,46 @@ NvmlGpu::NvmlGpu(const Options& o) {
   device_ = device;
 }
 
+NvmlGpu::Devices NvmlGpu::list(const std::string& library) {
+  Devices out;
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    out.why = "no NVIDIA driver (cannot load " + library + ")";
+    return out;
+  }
+  using Init = nvmlReturn_t (*)();
+  using Count = nvmlReturn_t (*)(unsigned int*);
+  using ByIndex = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
+  using Name = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
+  using Memory = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+  const auto init = reinterpret_cast<Init>(::dlsym(lib, "nvmlInit_v2"));
+  const auto shutdown = reinterpret_cast<Init>(::dlsym(lib, "nvmlShutdown"));
+  const auto count = reinterpret_cast<Count>(::dlsym(lib, "nvmlDeviceGetCount_v2"));
+  const auto by_index = reinterpret_cast<ByIndex>(::dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  const auto name = reinterpret_cast<Name>(::dlsym(lib, "nvmlDeviceGetName"));
+  const auto memory = reinterpret_cast<Memory>(::dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+  unsigned int n = 0;
+  if (!init || !shutdown || !count || !by_index || !name || !memory) {
+    out.why = library + " lacks the NVML entry points ddpdesk reads";
+  } else if (init() != NVML_SUCCESS) {
+    out.why = "no NVIDIA driver loaded (nvmlInit failed)";
+  } else {
+    if (count(&n) != NVML_SUCCESS) n = 0;
+    for (unsigned int i = 0; i < n; ++i) {
+      nvmlDevice_t d = nullptr;
+      char text[96] = {};
+      nvmlMemory_t m{};
+      if (by_index(i, &d) != NVML_SUCCESS) continue;
+      out.names.push_back(name(d, text, sizeof text) == NVML_SUCCESS ? text : "GPU");
+      out.memory_bytes.push_back(memory(d, &m) == NVML_SUCCESS ? m.total : 0);
+    }
+    shutdown();
+    if (out.names.empty()) out.why = "the NVIDIA driver sees no GPU";
+  }
+  ::dlclose(lib);
+  return out;
+}
+
 NvmlGpu::~NvmlGpu() {
   if (api_) api_->shutdown();
   delete api_;

@@ -4,7 +4,9 @@
 // whyNot() says why, and sample() gives nothing. Never throws.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ddpdesk {
 
@@ -25,6 +27,15 @@ class NvmlGpu {
     double temperature_c;
     double power_w;
   };
+
+  // The GPUs the driver sees, whatever LibTorch was built with: a Python script's ranks use
+  // them through their own PyTorch. Empty with `why` set when there is none or no NVML.
+  struct Devices {
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> memory_bytes;  // total, as names
+    std::string why;
+  };
+  static Devices list(const std::string& library = "libnvidia-ml.so.1");
 
   explicit NvmlGpu(const Options& o);
   ~NvmlGpu();

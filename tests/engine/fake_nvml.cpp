@@ -3,7 +3,8 @@
 // entry points ddpdesk binds, with the C ABI of nvml.h, and fixed readings the test checks:
 //   device 0 (index 0, PCI bus id "00000000:3B:00.0"): 37 % busy, 3 GiB of 80 GiB used, 55 C,
 //   123456 mW; device 1 (index 1): the same, but no temperature or power (NOT_SUPPORTED), as
-//   some boards report. Any other index or bus id: NOT_FOUND. Calls before nvmlInit_v2 fail
+//   some boards report; nvmlDeviceGetCount_v2 says 2, named "Fake GPU A" and "Fake GPU B". Any
+//   other index or bus id: NOT_FOUND. Calls before nvmlInit_v2 fail
 //   with UNINITIALIZED, so a reader that skipped init would see errors, not values.
 // The real NVML is checked by the GPU machine's test (RealNvmlOnAGpuMachine).
 #include <cstring>
@@ -92,6 +93,19 @@ __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(void* d, unsi
   if (!d || !mw) return kInvalidArgument;
   if (static_cast<Device*>(d)->index == 1) return kNotSupported;
   *mw = 123456;
+  return kSuccess;
+}
+__attribute__((visibility("default"))) int nvmlDeviceGetCount_v2(unsigned int* n) {
+  if (g_inits == 0) return kUninitialized;
+  if (!n) return kInvalidArgument;
+  *n = 2;
+  return kSuccess;
+}
+__attribute__((visibility("default"))) int nvmlDeviceGetName(void* d, char* name,
+                                                             unsigned int length) {
+  if (g_inits == 0) return kUninitialized;
+  if (!d || !name || length < 16) return kInvalidArgument;
+  std::strcpy(name, static_cast<Device*>(d)->index == 0 ? "Fake GPU A" : "Fake GPU B");
   return kSuccess;
 }
 // Not NVML: lets the test see that every init was matched by a shutdown.

@@ -259,6 +259,19 @@ int openInits() {
 }
 }  // namespace
 
+// The GPUs the driver sees (what a Python script's ranks can use, whatever LibTorch has): each
+// named with its memory; a library that cannot be loaded says so.
+TEST(SystemSampler, NvmlListsTheDriversGpus) {
+  const NvmlGpu::Devices d = NvmlGpu::list(DDPDESK_FAKE_NVML);
+  EXPECT_EQ(d.names, (std::vector<std::string>{"Fake GPU A", "Fake GPU B"}));
+  EXPECT_EQ(d.memory_bytes, (std::vector<std::uint64_t>{80ull << 30, 80ull << 30}));
+  EXPECT_TRUE(d.why.empty());
+  EXPECT_EQ(openInits(), 0) << "nvmlShutdown was not called";
+  const NvmlGpu::Devices none = NvmlGpu::list("/nonexistent/libnvidia-ml.so.1");
+  EXPECT_TRUE(none.names.empty());
+  EXPECT_EQ(none.why, "no NVIDIA driver (cannot load /nonexistent/libnvidia-ml.so.1)");
+}
+
 TEST(SystemSampler, NvmlReadingsThroughTheLoadedLibrary) {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   {

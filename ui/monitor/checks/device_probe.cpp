@@ -5,6 +5,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTimer>
+#include <algorithm>
 
 namespace ddpdesk {
 
@@ -26,6 +27,11 @@ ProbeResult parseProbe(const QByteArray& output) {
       r.deviceNames << v.toString();
     for (const QJsonValue& v : o.value(QStringLiteral("device_memory_bytes")).toArray())
       r.deviceMemory << qint64(v.toDouble());
+    for (const QJsonValue& v : o.value(QStringLiteral("nvml_devices")).toArray())
+      r.nvmlNames << v.toString();
+    for (const QJsonValue& v : o.value(QStringLiteral("nvml_device_memory_bytes")).toArray())
+      r.nvmlMemory << qint64(v.toDouble());
+    r.nvmlMissing = o.value(QStringLiteral("nvml_missing")).toString();
     r.torchVersion = o.value(QStringLiteral("torch_version")).toString();
     r.gloo = o.value(QStringLiteral("gloo")).toBool();
     r.nccl = o.value(QStringLiteral("nccl")).toBool();
@@ -57,13 +63,33 @@ ProbeResult probeDevicesNow(const QString& program, int timeoutMs) {
   return parseProbe(p.readAllStandardOutput());
 }
 
+namespace {
+
+bool isScriptRun(const RunSpec& spec) {
+  const TaskInfo* task = find_task(spec.task);
+  return task && task->python_script;
+}
+
+int gpusFor(const ProbeResult& probe, const RunSpec& spec) {
+  return isScriptRun(spec) ? int(probe.nvmlNames.size())
+                           : (probe.cudaAvailable ? probe.deviceCount : 0);
+}
+
+}  // namespace
+
+QString noGpuReason(const ProbeResult& probe, const RunSpec& spec) {
+  if (gpusFor(probe, spec) > 0) return {};
+  return isScriptRun(spec) ? probe.nvmlMissing : probe.cudaMissing;
+}
+
 std::vector<FieldError> cudaErrors(const RunSpec& spec, int ranksHere, const ProbeResult& probe) {
-  const int gpus = probe.cudaAvailable ? probe.deviceCount : 0;
+  const int gpus = gpusFor(probe, spec);
+  const QString why = noGpuReason(probe, spec);
   std::vector<FieldError> errors = validate_gpus(spec, ranksHere, gpus);
   // No GPU at all: the probe says why (the spec's rule only knows there is none).
-  if (gpus == 0 && !probe.cudaMissing.isEmpty())
+  if (gpus == 0 && !why.isEmpty())
     for (FieldError& e : errors)
-      if (e.field == "device") e.allowed = probe.cudaMissing.toStdString();
+      if (e.field == "device") e.allowed = why.toStdString();
   return errors;
 }
 
@@ -74,14 +100,17 @@ QString cudaShortage(const RunSpec& spec, const ProbeResult& probe) {
   return QString::fromStdString(format_error(errors.front(), Spelling::Flag));
 }
 
-QStringList describeDevices(const ProbeResult& probe) {
+QStringList describeDevices(const ProbeResult& probe, const RunSpec& spec) {
+  const bool script = isScriptRun(spec);
+  const QStringList& names = script ? probe.nvmlNames : probe.deviceNames;
+  const QList<qint64>& memory = script ? probe.nvmlMemory : probe.deviceMemory;
   QStringList out;
-  for (int i = 0; i < probe.deviceNames.size(); ++i)
-    out << (i < probe.deviceMemory.size() && probe.deviceMemory[i] > 0
+  for (int i = 0; i < std::min<int>(int(names.size()), gpusFor(probe, spec)); ++i)
+    out << (i < memory.size() && memory[i] > 0
                 ? QStringLiteral("%1 (%2 GiB)")
-                      .arg(probe.deviceNames[i])
-                      .arg(double(probe.deviceMemory[i]) / double(1LL << 30), 0, 'f', 1)
-                : probe.deviceNames[i]);
+                      .arg(names[i])
+                      .arg(double(memory[i]) / double(1LL << 30), 0, 'f', 1)
+                : names[i]);
   return out;
 }
 

@@ -27,6 +27,11 @@ struct ProbeResult {
   int deviceCount = 0;
   QStringList deviceNames;
   QList<qint64> deviceMemory;  // bytes, as deviceNames (empty where the build cannot tell)
+  // The GPUs the NVIDIA driver sees (NVML), whatever LibTorch has: a Python script's ranks use
+  // them through their own PyTorch. nvmlMissing: why there is none.
+  QStringList nvmlNames;
+  QList<qint64> nvmlMemory;
+  QString nvmlMissing;
   QString torchVersion;
   bool gloo = false;
   bool nccl = false;
@@ -40,12 +45,17 @@ ProbeResult probeDevicesNow(const QString& program, int timeoutMs = 30000);
 
 // For a CUDA spec: why this machine cannot run `ranksHere` ranks (no GPU, or fewer GPUs than
 // ranks: one GPU per rank; without any, the probe's reason: a CPU-only LibTorch, no driver).
+// A Python-script run counts the GPUs the driver sees (its PyTorch is the script's), the
+// worker's runs those its LibTorch can use.
 std::vector<FieldError> cudaErrors(const RunSpec& spec, int ranksHere, const ProbeResult& probe);
 // The same for a local run, as a one-line input error naming the field; empty when it can, or
 // for CPU specs.
 QString cudaShortage(const RunSpec& spec, const ProbeResult& probe);
-// The GPUs as people name them: "NVIDIA H100 80GB HBM3 (79.2 GiB)", one per device.
-QStringList describeDevices(const ProbeResult& probe);
+// The GPUs a run of `spec` would use, as people name them: "NVIDIA H100 80GB HBM3 (79.2 GiB)",
+// one per device (the driver's for a Python-script run, LibTorch's for the worker's).
+QStringList describeDevices(const ProbeResult& probe, const RunSpec& spec = RunSpec());
+// Why a run of `spec` has no GPU here, as the probe said (empty when it has, or cannot tell).
+QString noGpuReason(const ProbeResult& probe, const RunSpec& spec);
 
 class DeviceProbe : public QObject {
   Q_OBJECT

@@ -179,15 +179,6 @@ void RunSpecForm::setSpec(const RunSpec& spec) {
 
 void RunSpecForm::setProbeResult(const ProbeResult& result) {
   probe_ = result;
-  // The Device list says why there is no `cuda` (a CPU-only LibTorch, no driver) on its item.
-  if (const FieldRow* r = row(QStringLiteral("device")))
-    if (auto* c = qobject_cast<QComboBox*>(r->editor()))
-      if (const int i = c->findText(QStringLiteral("cuda")); i >= 0)
-        c->setItemData(i,
-                       result.status == ProbeResult::Status::Ok && !result.cudaAvailable
-                           ? result.cudaMissing
-                           : describeDevices(result).join(QLatin1Char('\n')),
-                       Qt::ToolTipRole);
   revalidate();
 }
 
@@ -301,15 +292,24 @@ void RunSpecForm::updateHints() {
   auto hint = [this](const QString& key, const QString& text) {
     if (FieldRow* r = row(key)) r->showHint(text);
   };
+  // The GPUs a run of this spec would use (the driver's for a Python script, the worker's
+  // LibTorch's for the others), or why there is none: under the field when cuda is chosen, and
+  // on the Device list's cuda item.
+  const QStringList gpus = describeDevices(probe_, spec_);
   QString device;
   if (cuda) {
-    if (probe_.status == ProbeResult::Status::Ok && probe_.deviceCount > 0)
-      device = tr("%n GPU(s): %1", nullptr, probe_.deviceCount)
-                   .arg(describeDevices(probe_).join(QStringLiteral(", ")));
+    if (probe_.status == ProbeResult::Status::Ok && !gpus.isEmpty())
+      device = tr("%n GPU(s): %1", nullptr, int(gpus.size())).arg(gpus.join(QStringLiteral(", ")));
     else if (probe_.status == ProbeResult::Status::Failed)
       device = tr("could not count GPUs: %1").arg(probe_.error);
   }
   hint(QStringLiteral("device"), device);
+  if (const FieldRow* r = row(QStringLiteral("device")))
+    if (auto* c = qobject_cast<QComboBox*>(r->editor()))
+      if (const int i = c->findText(QStringLiteral("cuda")); i >= 0)
+        c->setItemData(i,
+                       gpus.isEmpty() ? noGpuReason(probe_, spec_) : gpus.join(QLatin1Char('\n')),
+                       Qt::ToolTipRole);
   if (const FieldRow* r = row(QStringLiteral("dataset_size")))
     if (auto* e = qobject_cast<QLineEdit*>(r->editor()))
       e->setPlaceholderText(datasetDefaultText());
