@@ -8,6 +8,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/script.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,6 +22,7 @@
 
 #include "file_sink.h"
 #include "run_spec.h"
+#include "script_version.h"
 #include "task.h"
 #include "tensor_file.h"
 
@@ -29,8 +31,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The first line of a LibTorch message that says something (some begin with an empty one).
 std::string first_line(const std::string& s) {
-  std::string line = s.substr(0, s.find('\n'));
+  const std::size_t begin = std::min(s.find_first_not_of("\n\r "), s.size());
+  std::string line = s.substr(begin, s.find('\n', begin) - begin);
   while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
   return line;
 }
@@ -358,6 +362,12 @@ class ScriptTask final : public Task {
     try {
       module_ = torch::jit::load(path, device_);
     } catch (const std::exception& e) {
+      // A newer PyTorch's file is TorchScript all right: say which versions (or which op), not
+      // "upgrade PyTorch".
+      if (const auto newer = newer_file_format(e.what()))
+        bad("model", path, newer_pytorch_message(*newer, TORCH_VERSION));
+      if (const auto op = unknown_operator(e.what()))
+        bad("model", path, unknown_operator_message(*op, TORCH_VERSION));
       bad("model", path,
           "not a TorchScript file (save the model with torch.jit.script(model).save(path)): " +
               first_line(e.what()));

@@ -575,6 +575,14 @@ TEST_F(UserTask, DryRunRejectsBrokenInputWithOneLine) {
       {"a torch.save state_dict as the model", {"--model", d + "/state_dict.pt"}, "--model", {}},
       {"a frozen module", {"--model", d + "/frozen.pt"}, "--model", {}},
       {"a traced module with dropout", {"--model", d + "/traced_dropout.pt"}, "--model", {}},
+      {"a model saved by a newer PyTorch",
+       {"--model", d + "/newer_pytorch.pt"},
+       "--model",
+       {"file format version 99", "LibTorch", "build ddpdesk against"}},
+      {"a model calling an op of a newer PyTorch",
+       {"--model", d + "/newer_op.pt"},
+       "--model",
+       {"aten::op_of_a_newer_pytorch", "LibTorch", "build ddpdesk against"}},
       {"missing training data", {"--train-data", d + "/nothing.safetensors"}, "--train-data", {}},
       {"no tensor of the input name", {"--input-name", "images"}, "--input-name", {"inputs"}},
       {"inputs and targets of different sample counts",
@@ -649,6 +657,70 @@ TEST_F(UserTask, DryRunRejectsBrokenInputWithOneLine) {
         << "headless bad input must not create a run directory";
 #endif
   }
+}
+
+// (d) A model saved by a newer PyTorch: model.pt with its recorded file format version raised to
+// 99 (py/make_bad_inputs.py; the archive otherwise intact). `--check` exits 2 with exactly one
+// line naming the file's version, the worker's LibTorch (as --probe reports it) with the highest
+// version it reads, and the remedy; nothing of LibTorch's own message, no backtrace, nothing
+// written. (Through `ddpdesk --headless` and a plain start: DryRunRejectsBrokenInputWithOneLine.)
+TEST_F(UserTask, ModelFromANewerPyTorchIsOneLineNamingBothVersions) {
+  const std::string d = fixture("bad");
+  LaunchOptions probe;
+  probe.args = {"--probe"};
+  const RankRun p = launch_ranks(probe);
+  ASSERT_EQ(p.exit_codes[0], 0) << p.stderr_text[0];
+  const std::string libtorch = json::parse(p.stdout_text[0]).value("torch_version", "");
+  ASSERT_NE(libtorch.find('.'), std::string::npos) << p.stdout_text[0];
+  const std::string minor = libtorch.substr(0, libtorch.find('.', libtorch.find('.') + 1));
+
+  const std::string dir = scratch("newer"), model = d + "/newer_pytorch.pt";
+  LaunchOptions o;
+  o.args = {"--check",
+            "--task",
+            "script",
+            "--model",
+            model,
+            "--train-data",
+            d + "/train.safetensors",
+            "--loss",
+            "cross_entropy",
+            "--epochs",
+            "1",
+            "--run-dir",
+            dir + "/run",
+            "--metrics-file",
+            dir + "/m.jsonl"};
+  o.timeout_s = 60;
+  const RankRun r = launch_ranks(o);
+  const std::string& err = r.stderr_text[0];
+  EXPECT_EQ(r.exit_codes[0], 2) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  const std::string head = "ddpdesk-worker: invalid --model '" + model +
+                           "': saved by a newer PyTorch (file format version 99) than this "
+                           "worker's LibTorch " +
+                           libtorch + " reads (format versions up to ";
+  const std::string tail =
+      "): build ddpdesk against the PyTorch that saved it (docs/user-task.md, \"Which "
+      "PyTorch\"), or save the model with PyTorch " +
+      minor + "\n";
+  ASSERT_EQ(err.rfind(head, 0), 0u) << "want " << head << "...\ngot: " << err;
+  ASSERT_GT(err.size(), head.size() + tail.size()) << err;
+  EXPECT_EQ(err.substr(err.size() - tail.size()), tail) << err;
+  const std::string supported = err.substr(head.size(), err.size() - head.size() - tail.size());
+  ASSERT_TRUE(!supported.empty() && supported.find_first_not_of("0123456789") == std::string::npos)
+      << err;
+  EXPECT_LT(std::stoi(supported), 99) << err;
+  // The window's answer on stdout: the same line, under the field.
+  const json answer = json::parse(r.stdout_text[0], nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << r.stdout_text[0];
+  EXPECT_EQ(answer.value("field", ""), "model");
+  EXPECT_EQ("ddpdesk-worker: " + answer.value("error", "") + "\n", err);
+  EXPECT_FALSE(fs::exists(dir + "/run"));
+  EXPECT_FALSE(fs::exists(dir + "/m.jsonl"));
+  // The section the line points to.
+  EXPECT_NE(read_text(kSource + "/docs/user-task.md").find("\n## Which PyTorch\n"),
+            std::string::npos);
 }
 
 // (e) The same tensors as safetensors and as a torch.save zip train identically, bit for bit.
