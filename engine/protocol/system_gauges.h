@@ -17,12 +17,16 @@ constexpr const char* kGpuMemoryUsedBytes = "gpu_memory_used_bytes";    // B: th
 constexpr const char* kGpuMemoryTotalBytes = "gpu_memory_total_bytes";  // B
 constexpr const char* kGpuTemperatureC = "gpu_temperature_c";           // C
 constexpr const char* kGpuPowerW = "gpu_power_w";                       // W
+// B: what the rank's own process holds on its GPU (NVML's process list: its context and
+// allocations; the device's figure above counts every process on it).
+constexpr const char* kGpuProcessMemoryBytes = "gpu_process_memory_bytes";
 
 // One of the names above: a system gauge, not a scalar of the training script's own (the window
 // gives every other gauge a chart of its own).
 constexpr bool isSystemGauge(std::string_view name) {
-  for (std::string_view g : {kCpuPercent, kRssBytes, kThreads, kGpuUtilPercent, kGpuMemoryUsedBytes,
-                             kGpuMemoryTotalBytes, kGpuTemperatureC, kGpuPowerW})
+  for (std::string_view g :
+       {kCpuPercent, kRssBytes, kThreads, kGpuUtilPercent, kGpuMemoryUsedBytes,
+        kGpuMemoryTotalBytes, kGpuTemperatureC, kGpuPowerW, kGpuProcessMemoryBytes})
     if (name == g) return true;
   return false;
 }

@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace ddpdesk {
 namespace {
@@ -23,6 +24,14 @@ struct nvmlMemory_t {
   unsigned long long used;
 };
 constexpr int NVML_TEMPERATURE_GPU = 0;
+// nvmlProcessInfo_t of nvmlDeviceGetComputeRunningProcesses_v2/_v3 (the same layout).
+struct nvmlProcessInfo_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+constexpr unsigned int kMaxProcesses = 256;  // read at once; a device holds far fewer
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -38,6 +47,8 @@ struct NvmlGpu::Api {
   nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t*);
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*);
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned int*);
+  // Optional (older drivers lack _v3, very old ones _v2): without it, no process memory.
+  nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
 };
 
 NvmlGpu::NvmlGpu(const Options& o) {
@@ -69,6 +80,10 @@ NvmlGpu::NvmlGpu(const Options& o) {
     delete api;
     return;
   }
+  for (const char* name :
+       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"})
+    if (!api->processes)
+      api->processes = reinterpret_cast<decltype(api->processes)>(::dlsym(lib_, name));
   if (nvmlReturn_t r = api->init(); r != NVML_SUCCESS) {
     why_not_ = std::string("nvmlInit failed: ") + api->error_string(r);  // no driver loaded
     delete api;
@@ -147,6 +162,17 @@ NvmlGpu::Sample NvmlGpu::sample() const {
     s.temperature_c = t;
   if (unsigned mw = 0; api_->power(d, &mw) == NVML_SUCCESS) s.power_w = mw / 1000.0;
   return s;
+}
+
+double NvmlGpu::processMemoryBytes(unsigned int pid) const {
+  if (!device_ || !api_->processes) return kNaN;
+  std::vector<nvmlProcessInfo_t> infos(kMaxProcesses);
+  unsigned int n = kMaxProcesses;
+  if (api_->processes(static_cast<nvmlDevice_t>(device_), &n, infos.data()) != NVML_SUCCESS)
+    return kNaN;
+  for (unsigned int i = 0; i < n && i < kMaxProcesses; ++i)
+    if (infos[i].pid == pid) return double(infos[i].usedGpuMemory);
+  return 0;  // not on this device (yet): it holds nothing there
 }
 
 }  // namespace ddpdesk

@@ -46,6 +46,10 @@ class NvmlGpu {
   const std::string& whyNot() const { return why_not_; }
   // One reading of every quantity; all NaN when !available().
   Sample sample() const;
+  // The GPU memory process `pid` holds on this device as NVML accounts it (its CUDA context and
+  // allocations); 0 when it holds none there, NaN when NVML cannot tell (no device, a driver
+  // without the process list, or a container that hides other pids).
+  double processMemoryBytes(unsigned int pid) const;
 
  private:
   struct Api;

@@ -134,6 +134,10 @@ std::vector<SystemSampler::Value> SystemSampler::sample(double now_s) {
     add(gauges::kGpuMemoryTotalBytes, g.memory_total_bytes, "B");
     add(gauges::kGpuTemperatureC, g.temperature_c, "C");
     add(gauges::kGpuPowerW, g.power_w, "W");
+    const unsigned int pid = o_.process == "self"
+                                 ? unsigned(::getpid())
+                                 : unsigned(std::strtoul(o_.process.c_str(), nullptr, 10));
+    add(gauges::kGpuProcessMemoryBytes, nvml_->processMemoryBytes(pid), "B");
   }
   return out;
 }

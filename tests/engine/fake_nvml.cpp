@@ -7,11 +7,13 @@
 //   other index or bus id: NOT_FOUND. Calls before nvmlInit_v2 fail
 //   with UNINITIALIZED, so a reader that skipped init would see errors, not values.
 // The real NVML is checked by the GPU machine's test (RealNvmlOnAGpuMachine).
+#include <unistd.h>
+
 #include <cstring>
 
 namespace {
 constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3,
-              kNotFound = 6;
+              kNotFound = 6, kInsufficientSize = 7;
 struct Device {
   int index;
 };
@@ -106,6 +108,31 @@ __attribute__((visibility("default"))) int nvmlDeviceGetName(void* d, char* name
   if (g_inits == 0) return kUninitialized;
   if (!d || !name || length < 16) return kInvalidArgument;
   std::strcpy(name, static_cast<Device*>(d)->index == 0 ? "Fake GPU A" : "Fake GPU B");
+  return kSuccess;
+}
+// Device 0 runs two processes: pid 4242 with 1 GiB and the calling process with 2 GiB; device 1
+// none. (The layout of nvmlProcessInfo_t for _v3.)
+struct FakeProcess {
+  unsigned int pid;
+  unsigned long long used;
+  unsigned int gpuInstance, computeInstance;
+};
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v3(
+    void* d, unsigned int* n, FakeProcess* out) {
+  if (g_inits == 0) return kUninitialized;
+  if (!d || !n) return kInvalidArgument;
+  if (static_cast<Device*>(d)->index == 1) {
+    *n = 0;
+    return kSuccess;
+  }
+  if (*n < 2) {
+    *n = 2;
+    return kInsufficientSize;
+  }
+  constexpr unsigned long long GiB = 1ull << 30;
+  out[0] = {4242, 1 * GiB, 0, 0};
+  out[1] = {static_cast<unsigned int>(getpid()), 2 * GiB, 0, 0};
+  *n = 2;
   return kSuccess;
 }
 // Not NVML: lets the test see that every init was matched by a shutdown.

@@ -318,6 +318,13 @@ TEST(SystemSampler, GpuGaugesOfACudaRank) {
   EXPECT_EQ(v.at(gauges::kGpuTemperatureC), 55.0);
   EXPECT_DOUBLE_EQ(v.at(gauges::kGpuPowerW), 123.456);
   EXPECT_TRUE(v.count(gauges::kRssBytes));  // the process values still come
+  // What this process holds on the device (NVML's process list), not the device's 3 GiB.
+  EXPECT_EQ(v.at(gauges::kGpuProcessMemoryBytes), 2.0 * (1 << 30));
+  // Another process by pid: its own figure; a process the device does not list holds nothing.
+  o.process = "4242";
+  EXPECT_EQ(byName(SystemSampler(o).sample(steadySeconds())).at(gauges::kGpuProcessMemoryBytes),
+            1.0 * (1 << 30));
+  o.process = "self";
 
   // The same board without sensors: no temperature or power gauge at all, not a NaN one.
   o.gpu_index = 1;
@@ -326,6 +333,7 @@ TEST(SystemSampler, GpuGaugesOfACudaRank) {
   EXPECT_TRUE(w.count(gauges::kGpuUtilPercent));
   EXPECT_FALSE(w.count(gauges::kGpuTemperatureC));
   EXPECT_FALSE(w.count(gauges::kGpuPowerW));
+  EXPECT_EQ(w.at(gauges::kGpuProcessMemoryBytes), 0.0);  // nothing of ours on device 1
 }
 #endif
 

@@ -21,6 +21,7 @@ constexpr Quantity kQuantities[] = {
     {gauges::kRssBytes, "RSS", true},
     {gauges::kGpuUtilPercent, "GPU %", false},
     {gauges::kGpuMemoryUsedBytes, "GPU mem", true},
+    {gauges::kGpuProcessMemoryBytes, "GPU mem (rank)", true},
 };
 constexpr double kMiB = 1024.0 * 1024.0;
 
