@@ -43,7 +43,18 @@ rank0() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$1 RANK=0 WORLD_SIZE=1 LOCAL_RAN
 export -f rank0
 export w
 
-step probe 60 "$w" --probe
+probe() {  # the GPUs named with their memory, by LibTorch and by the driver (NVML)
+  "$w" --probe | tee /dev/stderr | python3 -c '
+import json, sys
+p = json.loads(sys.stdin.read().strip().splitlines()[-1])
+assert p["cuda_available"] and p["cuda_built"], p
+assert p["devices"] and len(p["device_memory_bytes"]) == len(p["devices"]), p
+assert all(m > 2**30 for m in p["device_memory_bytes"]), p
+assert p["nvml_devices"] and not p.get("nvml_missing"), p
+print("probe ok:", p["devices"], [round(m / 2**30, 1) for m in p["device_memory_bytes"]], "GiB")'
+}
+export -f probe
+step probe 60 probe
 for b in 64 512; do
   step "worker-cnn-b$b" 180 rank0 29531 env DDPDESK_FORCE_COMM=1 \
     "$w" --task fmnist-cnn --device cuda --batch-size $b --epochs 2 --lr 1e-3
@@ -67,6 +78,10 @@ gauges() {
   grep '"type":"gauge"' "$user/system.jsonl" | tail -n 8
   grep -q '"name":"gpu_memory_used_bytes"' "$user/system.jsonl" ||
     { echo "no GPU gauges: the NVML path failed on a GPU machine"; return 1; }
+  # The rank's own process on its GPU (NVML's process list by pid): more than nothing.
+  grep '"name":"gpu_process_memory_bytes"' "$user/system.jsonl" | tail -n 1 |
+    python3 -c 'import json,sys; v=json.loads(sys.stdin.read())["value"]; print("process GPU memory", v); assert v > 0' ||
+    { echo "no process GPU memory: NVML by pid failed on a GPU machine"; return 1; }
 }
 export -f gauges
 step nvml-gauges 120 gauges
