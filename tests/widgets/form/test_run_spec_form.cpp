@@ -195,6 +195,17 @@ class TestRunSpecForm : public QObject {
     QVERIFY(form.isValid());
   }
 
+  // The dataset size's placeholder names the task's default; a Python script reads its own data.
+  void datasetDefaultFollowsTheTask() {
+    RunSpecForm form;
+    auto* size = qobject_cast<QLineEdit*>(form.editor("dataset_size"));
+    QVERIFY(size);
+    qobject_cast<QComboBox*>(form.editor("task"))->setCurrentText("fmnist-mlp");
+    QCOMPARE(size->placeholderText(), QStringLiteral("60,000 (task default)"));
+    qobject_cast<QComboBox*>(form.editor("task"))->setCurrentText("python");
+    QCOMPARE(size->placeholderText(), QStringLiteral("the script's own data (not used)"));
+  }
+
   void presetsRoundTrip() {
     QTemporaryDir dir;
     RunSpecForm form;

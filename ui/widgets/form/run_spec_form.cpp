@@ -322,6 +322,9 @@ void RunSpecForm::updateHints() {
 
 QString RunSpecForm::datasetDefaultText() const {
   if (spec_.task == "script") return tr("every sample of the data file (task default)");
+  // A Python script reads its own data: the field reaches it only as DDPDESK_* if at all.
+  if (const TaskInfo* t = find_task(spec_.task); t && t->python_script)
+    return tr("the script's own data (not used)");
   RunSpec defaults;
   defaults.task = spec_.task;
   const std::int64_t n = defaults.resolved_dataset_size();
