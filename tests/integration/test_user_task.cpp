@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "rank_launcher.h"
+#include "shell_text.h"
 
 using namespace ddpdesk::test;
 using json = nlohmann::json;
@@ -37,23 +38,10 @@ const std::string kScripts = kSource + "/tests/integration/py";
 // Step losses: PyTorch and the engine order float sums differently, so equal up to rounding.
 constexpr double kRel = 1e-5, kAbs = 1e-6;
 
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string join(const std::vector<std::string>& args) {
   std::string out;
   for (const auto& a : args) out += " " + quoted(a);
   return out;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 struct Shell {

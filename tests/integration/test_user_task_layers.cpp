@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "rank_launcher.h"
+#include "shell_text.h"
 
 using namespace ddpdesk::test;
 using json = nlohmann::json;
@@ -76,19 +77,6 @@ const std::vector<std::string> kRefused = {
 constexpr int kWorld = 2, kBatch = 4, kAccum = 2, kEpochs = 2;
 const std::vector<std::string> kCommon = {"--lr",   "0.005",  "--weight-decay",
                                           "0.0001", "--seed", "7"};
-
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Equal up to the rounding of float sums taken in another order (test_user_task's bound).
 bool close(double a, double b) {
