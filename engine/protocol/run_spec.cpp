@@ -265,6 +265,12 @@ std::vector<FieldError> validate(const RunSpec& spec) {
   return out;
 }
 
+RunSpec with_restart_checkpoints(RunSpec spec) {
+  if (spec.max_restarts > 0 && spec.checkpoint_every == 0 && spec.checkpoint_minutes == 0)
+    spec.checkpoint_minutes = kRestartCheckpointMinutes;
+  return spec;
+}
+
 std::vector<FieldError> validate_gpus(const RunSpec& spec, int ranks_here, int gpus) {
   if (spec.device != "cuda") return {};
   if (gpus <= 0) return {{"device", spec.device, "needs a CUDA GPU and this machine has none"}};

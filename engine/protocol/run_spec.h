@@ -29,14 +29,19 @@ struct RunSpec {
   double lr = 1e-3;
   double weight_decay = 0.0;
   std::int64_t seed = 0;
-  std::int64_t dataset_size = 0;     // 0 = the task's default (seed: 900, fmnist: 60000)
-  int log_interval = 1;              // optimizer steps between step messages
-  std::string run_dir;               // checkpoints go here; empty = no checkpoints
-  std::string resume;                // run dir or checkpoint file to continue from
-  std::string metrics_file;          // JSONL copy of every wire message this rank sends
-  int checkpoint_every = 0;          // optimizer steps between periodic checkpoints; 0 = off
-  double checkpoint_minutes = 0;     // minutes between periodic checkpoints; 0 = off
-  int keep_checkpoints = 3;          // periodic checkpoints kept on disk
+  std::int64_t dataset_size = 0;  // 0 = the task's default (seed: 900, fmnist: 60000)
+  int log_interval = 1;           // optimizer steps between step messages
+  std::string run_dir;            // checkpoints go here; empty = no checkpoints
+  std::string resume;             // run dir or checkpoint file to continue from
+  std::string metrics_file;       // JSONL copy of every wire message this rank sends
+  int checkpoint_every = 0;       // optimizer steps between periodic checkpoints; 0 = off
+  double checkpoint_minutes = 0;  // minutes between periodic checkpoints; 0 = off
+  int keep_checkpoints = 3;       // periodic checkpoints kept on disk
+  // Automatic restarts (monitor only): a run whose rank fails after training started restarts
+  // every rank from its latest checkpoint, up to max_restarts times, waiting restart_backoff
+  // seconds before the first and twice as long before each next (at most 5 minutes).
+  int max_restarts = 0;
+  double restart_backoff = 1.0;
   double collective_timeout = 60.0;  // seconds a collective may wait for a peer
   double system_interval = 1.0;      // seconds between system metric samples; 0 = off
   bool tensorboard = false;          // TensorBoard event files under <run_dir>/tb
@@ -89,6 +94,11 @@ struct RunSpec {
   bool is_classification() const;
   std::int64_t resolved_dataset_size() const;
 };
+
+// Restarts resume from a checkpoint: a spec with max_restarts and no periodic checkpoints gets
+// one every kRestartCheckpointMinutes (with_restart_checkpoints(), applied when a run starts).
+constexpr double kRestartCheckpointMinutes = 10.0;
+RunSpec with_restart_checkpoints(RunSpec spec);
 
 // One invalid value: which field (its JSON key, or the name of a flag that is no spec field,
 // like "config"), the value as given, and why it is refused. Every "invalid <flag> '<value>':

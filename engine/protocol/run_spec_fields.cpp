@@ -114,6 +114,23 @@ const std::vector<Field>& fields() {
        [](RunSpec& s, const json& v) { s.checkpoint_minutes = v.get<double>(); },
        [](const RunSpec& s) { return check_real(s.checkpoint_minutes, 0.0, 100000.0, false); }},
       INT_FIELD(keep_checkpoints, "keep_checkpoints", "periodic checkpoints kept", 1, 1000),
+      {"max_restarts", Kind::Int,
+       "restarts from the latest checkpoint when a rank fails after training started (0: off; "
+       "turns on a checkpoint every 10 minutes unless checkpoints are set)",
+       [](const RunSpec& s) { return json(s.max_restarts); },
+       [](RunSpec& s, const json& v) { s.max_restarts = v.get<int>(); },
+       [](const RunSpec& s) -> std::string {
+         if (std::string e = check_int(s.max_restarts, 0, 100); !e.empty()) return e;
+         if (s.max_restarts > 0 && s.is_slurm())
+           return "must be 0 for a Slurm run (ddpdesk restarts local runs only)";
+         return {};
+       },
+       0, 100},
+      {"restart_backoff", Kind::Real,
+       "seconds before the first restart, doubled before each next one (at most 300)",
+       [](const RunSpec& s) { return json(s.restart_backoff); },
+       [](RunSpec& s, const json& v) { s.restart_backoff = v.get<double>(); },
+       [](const RunSpec& s) { return check_real(s.restart_backoff, 0.0, 300.0, false); }},
       {"collective_timeout", Kind::Real, "seconds a collective waits for a peer",
        [](const RunSpec& s) { return json(s.collective_timeout); },
        [](RunSpec& s, const json& v) { s.collective_timeout = v.get<double>(); },

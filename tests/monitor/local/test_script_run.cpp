@@ -216,6 +216,42 @@ class TestScriptRun : public QObject {
     QVERIFY(allGone(pids));
   }
 
+  // max_restarts: a script rank that dies after printing losses restarts the run, and the new
+  // attempt is told as torchrun tells it (the restart count, the most restarts, the run
+  // directory to resume from); the run then finishes with exit 0.
+  void aScriptRankThatDiesRestartsTheRunAsTorchrunWould() {
+    const QString script =
+        QStringLiteral(DDPDESK_SOURCE_DIR "/tests/monitor/local/py/restart_once.py");
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", script, "--python", kPython, "--nproc", "2",
+         "--max-restarts", "1", "--restart-backoff", "0", "--script-args", "{run_dir}"});
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("restart 1 of 1 in 0 s after step")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("rank 1 exited with code 5")), qPrintable(r.err));
+    const QString runDir = onlyRunDir(home->path());
+    QVERIFY(!runDir.isEmpty());
+    for (int rank = 0; rank < 2; ++rank) {
+      QFile first(runDir + QStringLiteral("/attempt-0-rank-%1.txt").arg(rank));
+      QVERIFY(first.open(QIODevice::ReadOnly));
+      QCOMPARE(first.readAll(),
+               QByteArray("TORCHELASTIC_RESTART_COUNT=0\nTORCHELASTIC_MAX_RESTARTS="
+                          "1\nDDPDESK_RESUME=\n"));
+      QFile second(runDir + QStringLiteral("/attempt-1-rank-%1.txt").arg(rank));
+      QVERIFY(second.open(QIODevice::ReadOnly));
+      QCOMPARE(QString::fromUtf8(second.readAll()),
+               QStringLiteral("TORCHELASTIC_RESTART_COUNT=1\nTORCHELASTIC_MAX_RESTARTS=1\n"
+                              "DDPDESK_RESUME=%1\n")
+                   .arg(runDir));
+    }
+    QFile status(runDir + QStringLiteral("/status.json"));
+    QVERIFY(status.open(QIODevice::ReadOnly));
+    const QJsonObject s = QJsonDocument::fromJson(status.readAll()).object();
+    QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("Finished"));
+    QCOMPARE(s.value(QStringLiteral("restarts")).toInt(), 1);
+  }
+
   // Rank 0 ends well while rank 1 would wait for it forever: said at once, and a collective
   // timeout later rank 1 is stopped and the run fails naming the wait.
   void aRankLeftWaitingIsStoppedAfterTheCollectiveTimeout() {

@@ -18,6 +18,7 @@
 #include "metrics/metrics_store.h"
 #include "metrics/straggler_watch.h"
 #include "run/progress_text.h"
+#include "run/restart_policy.h"
 #include "run/run_controller.h"
 #include "slurm/login_resume.h"
 #include "slurm/slurm_job.h"
@@ -131,6 +132,13 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     progress.breakLine();
     printHeadlessMessage(text);
   });
+  // A failure the run recovers from (max_restarts): a line, then the ranks start again.
+  QObject::connect(&controller, &RunController::restarting,
+                   [&](int attempt, int maxRestarts, const QString& cause, int delayMs) {
+                     progress.breakLine();
+                     printHeadlessMessage(restartLine(attempt, maxRestarts, delayMs,
+                                                      controller.store()->progress().step, cause));
+                   });
   QObject::connect(controller.store(), &MetricsStore::updated,
                    [&] { progress.update(controller.store()->progress()); });
   // One line when a rank becomes a straggler, one when it is back in line.

@@ -15,6 +15,7 @@
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
 #include "metrics/script_metrics.h"
+#include "run/restart_policy.h"
 #include "run/run_directory.h"
 
 namespace ddpdesk {
@@ -35,6 +36,8 @@ LocalBackend::LocalBackend(RunController& run)
   connect(&drain_timer_, &QTimer::timeout, this, &LocalBackend::finalize);
   lone_timer_.setSingleShot(true);
   connect(&lone_timer_, &QTimer::timeout, this, &LocalBackend::loneRanksTimedOut);
+  restart_timer_.setSingleShot(true);
+  connect(&restart_timer_, &QTimer::timeout, this, &LocalBackend::restartNow);
 }
 
 LocalBackend::~LocalBackend() = default;
@@ -59,29 +62,39 @@ bool LocalBackend::start(const RunSpec& given, const QString& program, QString* 
     if (draining_) finalize();
   });
 
-  const int world = spec.nproc;
   const TaskInfo* task = find_task(spec.task);
   spec_is_script_ = task && task->python_script;
-  beginRun(spec, std::move(dir), history, world);
+  program_ = program;
+  beginRun(spec, std::move(dir), history, spec.nproc);
   setState(State::Starting);
 
   launcher_->setExtraEnvironment(run().extraEnvironment());
+  if (spec_is_script_) measureScript(spec);
+  launchRanks(spec);
+  return true;
+}
+
+void LocalBackend::launchRanks(const RunSpec& spec) {
+  const int world = spec.nproc;
   launcher_->create(world);
   const QProcessEnvironment inherited = launcher_->rankEnvironment(0, world, QString());
   std::vector<RankCommand> commands;
-  for (int r = 0; r < world; ++r)
-    commands.push_back(rankCommandFor(spec, program, r, world, inherited));
+  for (int r = 0; r < world; ++r) {
+    commands.push_back(rankCommandFor(spec, program_, r, world, inherited));
+    // As torchrun counts its restarts for the script (the worker needs no telling).
+    if (spec_is_script_)
+      commands.back().environment.insert(QStringLiteral("TORCHELASTIC_RESTART_COUNT"),
+                                         QString::number(run().restarts()));
+  }
   // Launched after every object exists: a rank failing to start stops the others at once.
-  this->dir()->logEvent(
-      QStringLiteral("%1 %2 rank(s): %3")
-          .arg(spec.resume.empty() ? QStringLiteral("starting") : QStringLiteral("resuming"))
-          .arg(world)
-          .arg(commands.front().text()));
-  if (spec_is_script_) measureScript(spec);
+  const QString verb = run().restarts() > 0  ? QStringLiteral("restarting")
+                       : spec.resume.empty() ? QStringLiteral("starting")
+                                             : QStringLiteral("resuming");
+  dir()->logEvent(
+      QStringLiteral("%1 %2 rank(s): %3").arg(verb).arg(world).arg(commands.front().text()));
   for (int r = 0; r < world && run().isActive(); ++r)
     launcher_->startRank(r, commands[r], server()->socketPath(),
                          RunDirectory::logPath(runDir(), r));
-  return true;
 }
 
 void LocalBackend::measureScript(const RunSpec& spec) {
@@ -97,11 +110,13 @@ void LocalBackend::measureScript(const RunSpec& spec) {
 
 void LocalBackend::stop() {
   if (dir()) dir()->logEvent(QStringLiteral("stop requested"));
+  if (cancelRestart(QStringLiteral("stopped by the user"))) return;
   beginStopping();
 }
 
 void LocalBackend::kill() {
   if (dir()) dir()->logEvent(QStringLiteral("kill requested"));
+  if (cancelRestart(QStringLiteral("killed by the user"))) return;
   if (state() != State::Stopping) setState(State::Stopping);
   launcher_->killAll();
 }
@@ -144,6 +159,7 @@ void LocalBackend::closing() {
 
 void LocalBackend::retire() {
   drain_timer_.stop();
+  restart_timer_.stop();
   delete script_metrics_;
   script_metrics_ = nullptr;
   launcher_->clear();
@@ -290,6 +306,10 @@ void LocalBackend::finalize() {
   draining_ = false;
   drain_timer_.stop();
   store()->flush();
+  // The rank's last words may have arrived on its socket after its exit was seen.
+  RunController::Failure& f = failure();
+  if (hasFailure() && f.errorMessage.isEmpty()) f.errorMessage = rankErrors()[f.rank];
+  if (hasFailure() && restartIfDue()) return;
 
   QStringList killed;
   bool anyStopped = false;
@@ -299,16 +319,9 @@ void LocalBackend::finalize() {
   }
   State final = State::Finished;
   QString why;
-  RunController::Failure& f = failure();
   if (hasFailure()) {
     final = State::Failed;
-    // The rank's last words may have arrived on its socket after its exit was seen.
-    if (f.errorMessage.isEmpty()) f.errorMessage = rankErrors()[f.rank];
-    why = f.what;
-    if (!f.errorMessage.isEmpty()) why += QStringLiteral(": ") + f.errorMessage;
-    if (!f.stderrTail.isEmpty())
-      why += QStringLiteral("\nlast stderr lines of rank %1:\n  ").arg(f.rank) +
-             f.stderrTail.join(QStringLiteral("\n  "));
+    why = failureText(restart_note_);
   } else if (stopRequested() || anyStopped || stopped_from_outside_ || !killed.isEmpty()) {
     final = State::Stopped;
     const RunProgress progress = store()->progress();
@@ -319,6 +332,21 @@ void LocalBackend::finalize() {
     if (!killed.isEmpty())
       why += QStringLiteral("; rank(s) %1 had to be killed").arg(killed.join(QStringLiteral(", ")));
   }
+  endRun(final, why, endingStatus());
+}
+
+QString LocalBackend::failureText(const QString& note) const {
+  const RunController::Failure& f = failure();
+  QString why = f.what;
+  if (!f.errorMessage.isEmpty()) why += QStringLiteral(": ") + f.errorMessage;
+  if (!note.isEmpty()) why += QStringLiteral(" (%1)").arg(note);
+  if (!f.stderrTail.isEmpty())
+    why += QStringLiteral("\nlast stderr lines of rank %1:\n  ").arg(f.rank) +
+           f.stderrTail.join(QStringLiteral("\n  "));
+  return why;
+}
+
+RunStatus LocalBackend::endingStatus() const {
   RunStatus s;
   for (const RankProcess* p : launcher_->ranks()) {
     const auto& x = p->exitInfo();
@@ -329,7 +357,66 @@ void LocalBackend::finalize() {
   s.ignoredLines = server()->counters().ignored;
   s.unknownFields = server()->counters().unknownFields;
   s.droppedConnections = server()->counters().dropped;
-  endRun(final, why, s);
+  return s;
+}
+
+bool LocalBackend::restartIfDue() {
+  const RestartPlan plan =
+      planRestart(spec(), run().restarts(), failure(), trained(), stopRequested());
+  restart_note_ = plan.note;
+  if (!plan.restart) return false;
+  const QString cause = failureText(QString()).section(QLatin1Char('\n'), 0, 0);
+  const RunProgress progress = store()->progress();
+  dir()->logEvent(
+      restartLine(plan.attempt, spec().max_restarts, plan.delayMs, progress.step, cause));
+  // Into the record, where the charts mark it and the history counts it.
+  wire::Event e;
+  e.rank = 0;
+  e.event = "restart";
+  e.epoch = progress.epoch;
+  e.step = progress.step;
+  e.detail = cause.toStdString();
+  e.time = progress.elapsed;
+  ingestMeasured({e});
+  Q_EMIT run().restarting(plan.attempt, spec().max_restarts, cause, plan.delayMs);
+  restart_timer_.start(plan.delayMs);
+  return true;
+}
+
+void LocalBackend::restartNow() {
+  if (!run().isActive()) return;
+  beginRestart();
+  term_sent_ = false;
+  stopped_from_outside_ = false;
+  first_done_ = -1;
+  lone_warned_ = false;
+  restart_note_.clear();
+  QString err;
+  if (!launcher_->choosePort(&err)) {
+    hasFailure() = true;
+    failure().what = QStringLiteral("could not restart: %1").arg(err);
+    endRun(State::Failed, failure().what, endingStatus());
+    return;
+  }
+  // From the newest checkpoint this run wrote; before its first one, from where it began (a
+  // resume's source, or nothing: the same seed gives the same steps). A script is told the run
+  // directory and finds its own.
+  RunSpec s = spec();
+  const auto record = RunDirectory::readRecord(runDir());
+  if (spec_is_script_ || (record && !record->checkpoints.isEmpty()))
+    s.resume = runDir().toStdString();
+  if (script_metrics_) script_metrics_->restart();
+  launchRanks(s);
+}
+
+bool LocalBackend::cancelRestart(const QString& how) {
+  if (!restart_timer_.isActive()) return false;
+  restart_timer_.stop();
+  const QString why = QStringLiteral("%1 while waiting to restart after: %2")
+                          .arg(how, failureText(QString()).section(QLatin1Char('\n'), 0, 0));
+  hasFailure() = false;
+  endRun(State::Stopped, why, endingStatus());
+  return true;
 }
 
 }  // namespace ddpdesk

@@ -4,13 +4,16 @@
 // then SIGKILL after the grace period, and once every rank is reaped and their sockets drained
 // the run ends (Finished, Stopped or Failed with the first failed rank's story). A Python-script
 // run's system metrics, and its losses when the script has no client, are the monitor's own
-// measurements (script_metrics.h).
+// measurements (script_metrics.h). A failure after training started restarts the run when its
+// spec allows (restart_policy.h): after the backoff every rank starts again from the latest
+// checkpoint in the run directory (a script with DDPDESK_RESUME and TORCHELASTIC_RESTART_COUNT).
 #pragma once
 
 #include <QTimer>
 #include <vector>
 
 #include "run/run_backend.h"
+#include "run_spec.h"
 
 namespace ddpdesk {
 
@@ -39,6 +42,16 @@ class LocalBackend : public RunBackend {
   void recordFailure(const RankProcess& p);
   void maybeFinish();
   void finalize();
+  // Starts every rank of `spec` (start(), and each restart).
+  void launchRanks(const RunSpec& spec);
+  // The failure's text: its line (with `note` after it), the error, the stderr tail.
+  QString failureText(const QString& note) const;
+  RunStatus endingStatus() const;
+  // After a failure: schedules a restart if the policy gives one (true), else keeps its note.
+  bool restartIfDue();
+  void restartNow();
+  // Stop or kill while a restart waits: the run ends Stopped (its ranks are gone already).
+  bool cancelRestart(const QString& how);
   // Task python: the monitor's own measurements of the ranks (script_metrics.h).
   void measureScript(const RunSpec& spec);
   // Task python: a rank that ended well while others still run (they may wait for it in a
@@ -49,6 +62,9 @@ class LocalBackend : public RunBackend {
   QString runningRanks() const;  // "1 3"
 
   LocalRankLauncher* launcher_;
+  QString program_;
+  QTimer restart_timer_;
+  QString restart_note_;  // why a failure did not restart (restart_policy.h), for its reason
   bool spec_is_script_ = false;
   ScriptMetrics* script_metrics_ = nullptr;  // task python only
   QTimer lone_timer_;

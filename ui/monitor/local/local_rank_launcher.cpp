@@ -35,12 +35,17 @@ LocalRankLauncher::~LocalRankLauncher() {
 }
 
 bool LocalRankLauncher::prepare(QString* error) {
+  if (!choosePort(error)) return false;
+  token_ = randomToken();
+  return true;
+}
+
+bool LocalRankLauncher::choosePort(QString* error) {
   port_ = freePort();
   if (port_ == 0) {
     if (error) *error = QStringLiteral("no free TCP port on 127.0.0.1 for MASTER_PORT");
     return false;
   }
-  token_ = randomToken();
   return true;
 }
 

@@ -31,6 +31,8 @@ class LocalRankLauncher : public QObject {
   // A free port on 127.0.0.1 for MASTER_PORT and a new random token, for the next run. False
   // with *error (one line) when no port is free.
   bool prepare(QString* error = nullptr);
+  // Only a new MASTER_PORT (a restarted run's ranks: the token stays the server's).
+  bool choosePort(QString* error = nullptr);
   quint16 port() const { return port_; }
   QString token() const { return token_; }
 

@@ -115,7 +115,7 @@ std::vector<std::pair<QString, QString>> scriptRunVariables(const RunSpec& spec,
   };
   set("TORCHELASTIC_RUN_ID", runId);
   set("TORCHELASTIC_RESTART_COUNT", QStringLiteral("0"));
-  set("TORCHELASTIC_MAX_RESTARTS", QStringLiteral("0"));
+  set("TORCHELASTIC_MAX_RESTARTS", QString::number(spec.max_restarts));
   set("DDPDESK_BATCH_SIZE", QString::number(spec.batch_size));
   set("DDPDESK_ACCUM_STEPS", QString::number(spec.accum_steps));
   set("DDPDESK_EPOCHS", QString::number(spec.epochs));

@@ -191,4 +191,8 @@ void ScriptMetrics::finish() {
   if (!out.empty()) sink_(out);
 }
 
+void ScriptMetrics::restart() {
+  timer_.start();
+}
+
 }  // namespace ddpdesk

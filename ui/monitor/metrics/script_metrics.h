@@ -62,6 +62,8 @@ class ScriptMetrics : public QObject {
   void poll();
   // The run's ranks have all ended: what the event files gained last, then no more polling.
   void finish();
+  // The run restarts (its ranks start again after finish()): polling resumes.
+  void restart();
 
   void setInterval(int ms) { timer_.setInterval(ms); }
   const TensorBoardTail& tensorboard() const { return tail_; }

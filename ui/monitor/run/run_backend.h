@@ -95,6 +95,8 @@ class RunBackend : public QObject {
   // Messages the monitor made itself (a script run's measurements: ScriptMetrics), recorded as
   // the ranks' own would be.
   void ingestMeasured(const std::vector<wire::Message>& messages) const;
+  bool trained() const { return run_.trained_; }
+  void beginRestart() const { run_.beginRestart(); }
   void startGrace() const { run_.startGrace(); }
   void stopGrace() const { run_.stopGrace(); }
   void endRun(State final, const QString& reason, RunStatus status = RunStatus(),

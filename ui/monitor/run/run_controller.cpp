@@ -145,6 +145,8 @@ void RunController::resetRun(int world) {
   rank_stopped_.assign(world, false);
   stop_requested_ = false;
   has_failure_ = false;
+  trained_ = false;
+  restarts_ = 0;
   failure_ = Failure();
   reason_.clear();
   started_at_ = QDateTime::currentDateTime();
@@ -175,6 +177,17 @@ void RunController::beginFollowing(const QString& where, const RunSpec& spec) {
   spec_.run_dir = where.toStdString();
   resetRun(0);
   spec_.nproc = 0;
+}
+
+void RunController::beginRestart() {
+  const int world = int(connected_.size());
+  connected_.assign(world, false);
+  rank_errors_.assign(world, QString());
+  rank_stopped_.assign(world, false);
+  has_failure_ = false;
+  failure_ = Failure();
+  ++restarts_;
+  setState(State::Starting);
 }
 
 void RunController::growWorld(int world) {
@@ -212,7 +225,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
     return fail(QStringLiteral("worker program %1 not found or not executable").arg(program));
 
   attached_ = false;
-  RunSpec spec = given;
+  RunSpec spec = with_restart_checkpoints(given);
   // Resuming a run directory continues it in place: one history entry, one curve.
   const QString resume = QString::fromStdString(spec.resume);
   if (spec.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir() &&
@@ -286,8 +299,9 @@ void RunController::onMessages(const std::vector<wire::Message>& messages,
       if (ev->event == "stopped") rank_stopped_[rank] = true;
     } else if (const auto* er = std::get_if<wire::Error>(&m)) {
       rank_errors_[rank] = QString::fromStdString(er->message);
-    } else if (std::holds_alternative<wire::Step>(m) && state_ == State::Starting) {
-      setState(State::Running);
+    } else if (std::holds_alternative<wire::Step>(m)) {
+      trained_ = true;
+      if (state_ == State::Starting) setState(State::Running);
     }
   }
 }

@@ -28,6 +28,12 @@
 // same through a local mirror of a directory on another host; a host that cannot be followed
 // emits attachFailed() and ends in Failed.
 //
+// A local run with max_restarts restarts by itself when a rank fails after training started
+// (restart_policy.h): Failed is then not entered; restarting() is emitted, the ranks are started
+// again after the backoff from the latest checkpoint, in the same directory, store and socket,
+// and the state goes Stopping -> Starting -> Running again. restarts() counts them; status.json
+// and the chart marks (an event "restart" in the record) keep them.
+//
 // A spec with launcher "slurm", or attach() of a directory whose slurm.json names a job:
 // SlurmBackend (slurm/slurm_backend.h), a batch job submitted with sbatch here or through a login
 // node, followed through its ranks' files and ended by the job's end. stop() signals the job's
@@ -140,6 +146,8 @@ class RunController : public QObject {
   QString reason() const { return reason_; }
   const Failure& failure() const { return failure_; }
   bool stopRequested() const { return stop_requested_; }
+  // Automatic restarts of this run so far (spec max_restarts).
+  int restarts() const { return restarts_; }
 
   RunSpec spec() const { return spec_; }  // as given to the workers (run_dir filled in)
   QString runDirectory() const { return run_dir_path_; }
@@ -167,6 +175,9 @@ class RunController : public QObject {
   void rankStarted(int rank, qint64 pid);
   void rankConnected(int rank);
   void rankExited(int rank, const QString& how);
+  // A rank failed and the run restarts from its checkpoint in `delayMs` (restart `attempt` of
+  // `maxRestarts`); `cause` is the failure, as reason() would have said it.
+  void restarting(int attempt, int maxRestarts, const QString& cause, int delayMs);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);
   // sbatch took the Slurm job (slurmJob()->jobId()).
@@ -206,6 +217,10 @@ class RunController : public QObject {
   void rankConnectedNow(int rank);
   // A followed rank's hello names a world this large.
   void growWorld(int world);
+  // A restart begins (the backend starts the ranks again right after): the ranks' connections,
+  // last words and the failure are forgotten, restarts() counts one more, the state is Starting.
+  // The store, the directory and the socket stay.
+  void beginRestart();
   // SIGKILL follows a stop after the grace period: the backend's graceExpired().
   void startGrace();
   void stopGrace();
@@ -237,6 +252,8 @@ class RunController : public QObject {
   QTimer grace_timer_;
   bool stop_requested_ = false;
   bool has_failure_ = false;
+  bool trained_ = false;  // a rank reported an optimizer step in this run
+  int restarts_ = 0;
   Failure failure_;
   QString reason_;
   QDateTime started_at_;

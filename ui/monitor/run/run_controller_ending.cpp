@@ -26,6 +26,7 @@ void RunController::endRun(State final, const QString& reason, RunStatus status,
     status.lastStep = progress.step;
     status.totalSteps = progress.totalSteps;
     status.lastLoss = progress.globalLoss;
+    status.restarts = restarts_;
     QString err;
     if (!dir_->writeStatus(status, &err)) Q_EMIT warning(err);
     dir_->logEvent(logPrefix +

@@ -126,6 +126,7 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   o[QStringLiteral("ignored_lines")] = s.ignoredLines;
   o[QStringLiteral("unknown_fields")] = s.unknownFields;
   o[QStringLiteral("dropped_connections")] = s.droppedConnections;
+  o[QStringLiteral("restarts")] = s.restarts;
   return writeFileAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
 
@@ -190,6 +191,7 @@ std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
   s.ignoredLines = o.value(QStringLiteral("ignored_lines")).toInteger();
   s.unknownFields = o.value(QStringLiteral("unknown_fields")).toInteger();
   s.droppedConnections = o.value(QStringLiteral("dropped_connections")).toInteger();
+  s.restarts = o.value(QStringLiteral("restarts")).toInt();
   return s;
 }
 

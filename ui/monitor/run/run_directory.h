@@ -37,6 +37,7 @@ struct RunStatus {
   qint64 ignoredLines = 0;        // metrics lines of a message type it does not know (ignored)
   qint64 unknownFields = 0;       // fields it does not know in the lines it accepted (ignored)
   qint64 droppedConnections = 0;  // metrics connections refused or dropped (bad token, ...)
+  int restarts = 0;               // automatic restarts from a checkpoint (spec max_restarts)
 };
 
 // One entry of the history.

@@ -73,6 +73,8 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("checkpoint_every"), QObject::tr("Checkpoint every (steps)")},
       {QStringLiteral("checkpoint_minutes"), QObject::tr("Checkpoint every (min)")},
       {QStringLiteral("keep_checkpoints"), QObject::tr("Keep checkpoints")},
+      {QStringLiteral("max_restarts"), QObject::tr("Restarts on failure")},
+      {QStringLiteral("restart_backoff"), QObject::tr("Restart after (s)")},
       {QStringLiteral("collective_timeout"), QObject::tr("Collective timeout (s)")},
       {QStringLiteral("tensorboard"), QObject::tr("TensorBoard files")},
       {QStringLiteral("system_interval"), QObject::tr("System metrics every (s)")},

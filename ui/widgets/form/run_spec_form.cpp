@@ -313,6 +313,13 @@ void RunSpecForm::updateHints() {
   if (const FieldRow* r = row(QStringLiteral("dataset_size")))
     if (auto* e = qobject_cast<QLineEdit*>(r->editor()))
       e->setPlaceholderText(datasetDefaultText());
+  // Restarts resume from checkpoints: the interval they bring when none is set.
+  const RunSpec withRestarts = with_restart_checkpoints(spec_);
+  hint(QStringLiteral("max_restarts"),
+       withRestarts.checkpoint_minutes != spec_.checkpoint_minutes
+           ? tr("restarts resume from checkpoints: one every %1 min unless set")
+                 .arg(kRestartCheckpointMinutes)
+           : QString());
   const int cores = QThread::idealThreadCount();
   hint(QStringLiteral("nproc"),
        !cuda && spec_.nproc > cores

@@ -23,10 +23,12 @@
 #include "live/rank_table.h"
 #include "live/run_status_strip.h"
 #include "live/straggler_banner.h"
+#include "metrics/metrics_store.h"
 #include "metrics/straggler_watch.h"
 #include "queue/queue_actions.h"
 #include "queue/queue_panel.h"
 #include "queue/run_queue.h"
+#include "run/restart_policy.h"
 #include "window/follow_run_dialog.h"
 #include "window/resources.h"
 #include "window/run_lifecycle.h"
@@ -135,6 +137,13 @@ MainWindow::MainWindow(QWidget* parent)
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
   connect(controller_, &RunController::warning, this,
           [this](const QString& w) { log_->appendLine(LogBuffer::kMonitor, true, w); });
+  connect(controller_, &RunController::restarting, this,
+          [this](int attempt, int maxRestarts, const QString& cause, int delayMs) {
+            const QString line = restartLine(attempt, maxRestarts, delayMs,
+                                             controller_->store()->progress().step, cause);
+            log_->appendLine(LogBuffer::kMonitor, true, line);
+            status(line);
+          });
   connect(controller_, &RunController::rankExited, this, [this](int rank, const QString& how) {
     log_->appendLine(LogBuffer::kMonitor, false, tr("rank %1 %2").arg(rank).arg(how));
   });

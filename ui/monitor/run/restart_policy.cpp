@@ -1,0 +1,47 @@
+// planRestart (restart_policy.h): whether, and when, a failed run restarts from its checkpoint.
+#include "run/restart_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ddpdesk {
+namespace {
+
+// The worker's exit for input it refuses, and argparse's for a usage error: the same input
+// would be refused again.
+constexpr int kBadInputExit = 2;
+
+}  // namespace
+
+RestartPlan planRestart(const RunSpec& spec, int done, const RunController::Failure& failure,
+                        bool trained, bool stopRequested) {
+  RestartPlan plan;
+  if (spec.max_restarts <= 0 || stopRequested) return plan;
+  if (failure.rejected) {
+    plan.note = QStringLiteral("no restart: the job was refused");
+  } else if (failure.exitCode == kBadInputExit && failure.signal == 0) {
+    plan.note = QStringLiteral("no restart: rank %1 refused its input (exit 2)").arg(failure.rank);
+  } else if (!trained) {
+    plan.note = QStringLiteral("no restart: the run failed before its first optimizer step");
+  } else if (done >= spec.max_restarts) {
+    plan.note = done == 1 ? QStringLiteral("after 1 restart, none left")
+                          : QStringLiteral("after %1 restarts, none left").arg(done);
+  } else {
+    plan.restart = true;
+    plan.attempt = done + 1;
+    const double ms = spec.restart_backoff * 1000.0 * std::pow(2.0, done);
+    plan.delayMs = int(std::min<double>(ms, kMaxRestartDelayMs));
+  }
+  return plan;
+}
+
+QString restartLine(int attempt, int maxRestarts, int delayMs, qint64 step, const QString& cause) {
+  return QStringLiteral("restart %1 of %2 in %3 s after step %4: %5")
+      .arg(attempt)
+      .arg(maxRestarts)
+      .arg(delayMs / 1000.0)
+      .arg(step)
+      .arg(cause);
+}
+
+}  // namespace ddpdesk
