@@ -10,6 +10,7 @@
 
 #include "metrics/metrics_store.h"
 #include "plot/elided_label.h"
+#include "plot/event_marks.h"
 #include "plot/series_chart_internal.h"
 
 namespace ddpdesk {
@@ -331,10 +332,54 @@ void SeriesChart::sync() {
     for (auto& c : curves_)
       if (c->def.source == int(i)) feed(*c);
   }
+  placeMarks();  // also after a rebuild: another x axis moves them
   if (!needsReplot_) return;
   needsReplot_ = false;
   if (following_) applyRanges();
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SeriesChart::collectMarks(int source) {
+  SourceState& st = state_[source];
+  const ChartSource& src = sources_[source];
+  const auto& events = src.store->events();
+  if (events.size() < st.eventsSeen) {  // the store was cleared
+    st.eventsSeen = 0;
+    st.restarts.clear();
+  }
+  if (src.imported) return;
+  for (; st.eventsSeen < events.size(); ++st.eventsSeen) {
+    const wire::Event& e = events[st.eventsSeen];
+    if (e.event == "restart")
+      st.restarts.emplace_back(double(e.step), QString::fromStdString(e.detail));
+  }
+}
+
+void SeriesChart::placeMarks() {
+  if (!marks_) marks_ = std::make_unique<EventMarks>(plot_);
+  std::vector<ChartMark> marks;
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    if (!sources_[i].store) continue;
+    collectMarks(int(i));
+    const SourceState& st = state_[i];
+    int n = 0;
+    for (const auto& restart : st.restarts) {
+      const double step = restart.first;
+      ++n;
+      // On the samples or time axis a mark needs the run's global keys, which charts drawing
+      // its evaluations keep; the others mark restarts on the step axis only.
+      double x = step;
+      if (xAxis_ != XAxis::Step) {
+        if (st.globalKeys.empty()) continue;
+        x = keyForStep(sources_[i].store->global().step, st.globalKeys, step);
+      }
+      const QString label = runCount(sources_) > 1
+                                ? tr("%1: restart %2").arg(sources_[i].label).arg(n)
+                                : tr("restart %1").arg(n);
+      marks.push_back({x, label});
+    }
+  }
+  if (marks_->show(marks)) needsReplot_ = true;
 }
 
 void SeriesChart::resetView() {

@@ -5,7 +5,8 @@
 // thread when there are many points, with "Loading…" over the chart meanwhile. Also: legend click
 // toggles a series, linear/log y, x by step, samples or wall time, wheel zoom, drag pan,
 // double-click or Reset to follow the data again, PNG export, and a pause for a chart that is
-// out of sight (it catches up when it comes back).
+// out of sight (it catches up when it comes back). A run's restarts (an event "restart" in its
+// record) are dashed vertical lines with a label (event_marks.h).
 #pragma once
 
 #include <QColor>
@@ -35,6 +36,7 @@ class QLabel;
 namespace ddpdesk {
 
 class ElidedLabel;
+class EventMarks;
 class MetricsStore;
 
 // One curve: where its points come from and how it looks.
@@ -145,6 +147,9 @@ class SeriesChart : public QWidget {
   bool drawsEvals(int source) const;
   void updateGlobalKeys(int source);
   void applyRanges();
+  // A source's restart events read since the last call; the marks placed on the current x axis.
+  void collectMarks(int source);
+  void placeMarks();
   void padForMarkers(QCPAxis* axis);
   void onLegendClick(QCPAbstractPlottable* plottable);
   void markInteraction();
@@ -160,6 +165,7 @@ class SeriesChart : public QWidget {
   ChartSources sources_;
   std::vector<SourceState> state_;
   std::vector<std::unique_ptr<Curve>> curves_;
+  std::unique_ptr<EventMarks> marks_;
   XAxis xAxis_ = XAxis::Step;
   double smoothing_ = 0.6;
   bool logY_ = false;

@@ -26,6 +26,8 @@ struct SeriesChart::SourceState {
   bool seen = false;
   KeyMapper globalMapper;
   std::vector<double> globalKeys;
+  std::size_t eventsSeen = 0;
+  std::vector<std::pair<double, QString>> restarts;  // (step, cause) of each restart event
 };
 
 namespace chart_detail {

@@ -1,0 +1,34 @@
+// EventMarks: vertical lines across a chart at the moments a run's record marks (a restart from
+// the checkpoint, docs/recovery.md), each labelled at the top. The chart says where they are on
+// its x axis; this class keeps one line and one label per mark on the plot, reusing them.
+#pragma once
+
+#include <QString>
+#include <vector>
+
+class QCustomPlot;
+class QCPItemStraightLine;
+class QCPItemText;
+
+namespace ddpdesk {
+
+struct ChartMark {
+  double x = 0;
+  QString label;  // "restart 1" (what failed is in the Log tab and monitor.log)
+};
+
+class EventMarks {
+ public:
+  explicit EventMarks(QCustomPlot* plot) : plot_(plot) {}
+  // Shows exactly `marks`; false when nothing changed (no replot needed).
+  bool show(const std::vector<ChartMark>& marks);
+  int count() const { return int(shown_.size()); }
+
+ private:
+  QCustomPlot* plot_;
+  std::vector<ChartMark> shown_;
+  std::vector<QCPItemStraightLine*> lines_;
+  std::vector<QCPItemText*> texts_;
+};
+
+}  // namespace ddpdesk
