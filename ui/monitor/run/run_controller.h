@@ -193,6 +193,9 @@ class RunController : public QObject {
   // A remote attach could not begin (one line: no ssh, host unreachable, key refused, no such
   // directory); the state goes Failed right after.
   void attachFailed(const QString& why);
+  // The run looks stalled (one line why: a followed rank silent past DDPDESK_SILENT_S); also a
+  // warning(). Said again only after the run was heard from again.
+  void stalled(const QString& why);
 
  private:
   friend class RunBackend;
