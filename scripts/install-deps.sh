@@ -28,6 +28,7 @@ test_packages=(
   slurm-wlm munge                            # srun tests under a private single-node Slurm
   openssh-server                             # the ssh tests run a private sshd
   desktop-file-utils                         # the install test validates ddpdesk.desktop
+  dbus-daemon                                # notifications on a private D-Bus session bus
 )
 case "${1:-}" in
   "") ;;

@@ -46,6 +46,9 @@ struct RunSpec {
   double system_interval = 1.0;      // seconds between system metric samples; 0 = off
   bool tensorboard = false;          // TensorBoard event files under <run_dir>/tb
   std::string name;                  // free text label for the run (monitor only)
+  // A shell command the monitor runs once the run has ended (monitor only; never for a run it
+  // follows): ui/monitor/run/end_command.h.
+  std::string on_end;
   // The user's task (task "script"): a scripted TorchScript module and tensor data files
   // (safetensors or torch.save zip), the loss, and the tensor names inside the data files.
   std::string model;                   // torch.jit.script(...).save() file

@@ -156,6 +156,17 @@ const std::vector<Field>& fields() {
                     ? ""
                     : "must be at most 64 characters without '/'";
        }},
+      {"on_end", Kind::Text,
+       "a shell command the monitor runs when the run ends (DDPDESK_RUN_DIR, DDPDESK_STATUS, "
+       "DDPDESK_EXIT_CODE, DDPDESK_RUN_NAME, DDPDESK_REASON set; empty: none)",
+       [](const RunSpec& s) { return json(s.on_end); },
+       [](RunSpec& s, const json& v) { s.on_end = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         // One line: it is shown in the form's one-line field and logged in monitor.log.
+         return s.on_end.size() <= 4096 && s.on_end.find_first_of("\r\n") == std::string::npos
+                    ? ""
+                    : "must be one line of at most 4096 characters";
+       }},
       TEXT_FIELD(model, "model", "task script: TorchScript model file (torch.jit.script(m).save)"),
       TEXT_FIELD(train_data, "train_data",
                  "task script: training tensors (.safetensors or torch.save zip)"),

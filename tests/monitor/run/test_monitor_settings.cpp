@@ -62,6 +62,7 @@ class TestMonitorSettings : public QObject {
     QCOMPARE(r.settings.sshCommand, QStringList{QStringLiteral("ssh")});
     QCOMPARE(r.settings.sshReconnectSeconds, 120);
     QCOMPARE(r.settings.silentRankSeconds, 120);
+    QCOMPARE(r.settings.onEndTimeoutSeconds, 30);
     QVERIFY(!r.settings.autostart);
     // Empty is unset.
     const auto e = read({{"DDPDESK_SSH_COMMAND", "  "}, {"DDPDESK_SILENT_S", ""}});
@@ -76,6 +77,7 @@ class TestMonitorSettings : public QObject {
                          {"DDPDESK_SSH_COMMAND", "ssh -F \"/my dir/config\" -o BatchMode=yes"},
                          {"DDPDESK_SSH_RECONNECT_S", "0"},
                          {"DDPDESK_SILENT_S", "7"},
+                         {"DDPDESK_ON_END_TIMEOUT_S", "90"},
                          {"DDPDESK_AUTOSTART", "1"}});
     QVERIFY2(r.ok(), qPrintable(r.error));
     QCOMPARE(r.settings.worker, QStringLiteral("/opt/w"));
@@ -84,6 +86,7 @@ class TestMonitorSettings : public QObject {
              (QStringList{"ssh", "-F", "/my dir/config", "-o", "BatchMode=yes"}));
     QCOMPARE(r.settings.sshReconnectSeconds, 0);
     QCOMPARE(r.settings.silentRankSeconds, 7);
+    QCOMPARE(r.settings.onEndTimeoutSeconds, 90);
     QVERIFY(r.settings.autostart);
     QVERIFY(!read({{"DDPDESK_AUTOSTART", "0"}}).settings.autostart);
   }
@@ -96,7 +99,11 @@ class TestMonitorSettings : public QObject {
           << QByteArray("DDPDESK_SILENT_S") << QByteArray(v);
       QTest::newRow(qPrintable(QStringLiteral("reconnect %1").arg(v)))
           << QByteArray("DDPDESK_SSH_RECONNECT_S") << QByteArray(v);
+      QTest::newRow(qPrintable(QStringLiteral("on_end timeout %1").arg(v)))
+          << QByteArray("DDPDESK_ON_END_TIMEOUT_S") << QByteArray(v);
     }
+    // A command gets at least a second: 0 would kill it at once.
+    QTest::newRow("on_end timeout 0") << QByteArray("DDPDESK_ON_END_TIMEOUT_S") << QByteArray("0");
     QTest::newRow("autostart yes") << QByteArray("DDPDESK_AUTOSTART") << QByteArray("yes");
   }
   void malformedValuesAreOneLineNamingTheVariable() {
@@ -110,6 +117,7 @@ class TestMonitorSettings : public QObject {
     QCOMPARE(r.settings.worker, QStringLiteral("/opt/w"));
     QCOMPARE(r.settings.silentRankSeconds, 120);
     QCOMPARE(r.settings.sshReconnectSeconds, 120);
+    QCOMPARE(r.settings.onEndTimeoutSeconds, 30);
   }
 
   void parsedOncePerProcess() {

@@ -63,6 +63,7 @@ class TestLaunchCommand : public QObject {
     s.dataset_size = 12000;
     s.log_interval = 10;
     s.name = "my run";
+    s.on_end = "mail -s done me";  // the monitor's to run, never the ranks'
     const QString cmd = torchrunCommand(s, QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"));
     QCOMPARE(cmd,
              QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 2 "

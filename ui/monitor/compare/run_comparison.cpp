@@ -117,7 +117,8 @@ std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& t
 }
 
 bool isIdentityField(const std::string& key) {
-  return key == "run_dir" || key == "resume" || key == "metrics_file" || key == "name";
+  return key == "run_dir" || key == "resume" || key == "metrics_file" || key == "name" ||
+         key == "on_end";
 }
 
 RunSummary summarize(const ComparedRun& run) {

@@ -51,7 +51,8 @@ bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QStrin
 // its suggested one. Blocking (reads the files).
 std::optional<ComparedRun> loadComparedRun(const QString& path, const QString& tag, QString* error);
 
-// Spec fields that only name or place a run: never listed as differing.
+// Spec fields that only name or place a run (or say what to do at its end): never listed as
+// differing.
 bool isIdentityField(const std::string& key);
 
 struct RunSummary {

@@ -159,13 +159,20 @@ RunFollower* FollowedBackend::newFollower(bool filesEndTheRun) {
   follower_->setSilentLimit(monitorSettings().silentRankSeconds * 1000);
   connect(follower_, &RunFollower::rankSilent, this, [this, c](int rank, qint64 seconds) {
     const RunFollower::Rank& r = follower_->ranks().at(rank);
-    Q_EMIT c->warning(QStringLiteral("rank %1 (pid %2 on %3) has been silent for %4 s: the run "
-                                     "may be stalled, or the rank gone where its pid cannot be "
-                                     "checked")
-                          .arg(rank)
-                          .arg(r.info.pid)
-                          .arg(QString::fromStdString(r.info.host))
-                          .arg(seconds));
+    const QString why = QStringLiteral(
+                            "rank %1 (pid %2 on %3) has been silent for %4 s: the run "
+                            "may be stalled, or the rank gone where its pid cannot be "
+                            "checked")
+                            .arg(rank)
+                            .arg(r.info.pid)
+                            .arg(QString::fromStdString(r.info.host))
+                            .arg(seconds);
+    Q_EMIT c->warning(why);
+    // The run stalls when its first rank goes quiet; more of them are the same stall.
+    const bool othersSilent =
+        std::any_of(follower_->ranks().begin(), follower_->ranks().end(),
+                    [rank](const auto& kv) { return kv.first != rank && kv.second.silent; });
+    if (!othersSilent) Q_EMIT c->stalled(why);
     if (!ownsLauncherStatus())
       launcherStatus() = QStringLiteral("stalled: rank %1 silent").arg(rank);
   });

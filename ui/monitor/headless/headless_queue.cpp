@@ -11,10 +11,12 @@
 #include <memory>
 
 #include "headless/headless_message.h"
+#include "headless/headless_runner.h"
 #include "headless/progress_printer.h"
 #include "headless/signal_notifier.h"
 #include "queue/run_queue.h"
 #include "queue/sweep_directory.h"
+#include "run/end_command.h"
 #include "run/run_controller.h"
 #include "slurm/slurm_job.h"
 
@@ -46,6 +48,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
           QStringLiteral("stopping the queue: the running run stops at its next step boundary "
                          "(Ctrl+C again to kill its ranks)"));
       queue.setPaused(true);
+      controller.noteStopSignal(signo);
       controller.stop();
       if (!controller.isActive()) QCoreApplication::exit(0);
     } else {
@@ -56,6 +59,8 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
     if (progress) progress->breakLine();
     printHeadlessMessage(QStringLiteral("warning: ") + w);
   });
+  QObject::connect(controller.endCommands(), &EndCommands::warning,
+                   [](const QString& w) { printHeadlessMessage(QStringLiteral("warning: ") + w); });
   QObject::connect(&queue, &RunQueue::message, [&](const QString& m) { printHeadlessMessage(m); });
   QObject::connect(controller.store(), &MetricsStore::updated, [&] {
     if (progress) progress->update(controller.store()->progress());
@@ -126,6 +131,7 @@ int runQueue(RunController& controller, RunQueue& queue, std::optional<bool> sto
   });
   QCoreApplication::exec();
   printSummary(queue);
+  waitForEndCommands(controller);
   if (signalled) return 128 + signalled;
   for (const QueueEntry& e : queue.entries())
     failed = failed || e.state == QueueEntry::State::Failed;

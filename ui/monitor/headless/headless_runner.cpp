@@ -17,6 +17,7 @@
 #include "headless/system_text.h"
 #include "metrics/metrics_store.h"
 #include "metrics/straggler_watch.h"
+#include "run/end_command.h"
 #include "run/progress_text.h"
 #include "run/restart_policy.h"
 #include "run/run_controller.h"
@@ -117,6 +118,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
       signalled = signo;
       printHeadlessMessage(
           QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
+      controller.noteStopSignal(signo);
       controller.stop();
     } else {
       printHeadlessMessage(QStringLiteral("killing the ranks"));
@@ -127,6 +129,8 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     progress.breakLine();
     printHeadlessMessage(QStringLiteral("warning: ") + w);
   });
+  QObject::connect(controller.endCommands(), &EndCommands::warning,
+                   [](const QString& w) { printHeadlessMessage(QStringLiteral("warning: ") + w); });
   // The Slurm job's state, a line each time it changes (pending with its reason, running, ended).
   QObject::connect(&controller, &RunController::launcherStatusChanged, [&](const QString& text) {
     progress.breakLine();
@@ -199,22 +203,30 @@ int runController(const RunSpec& spec, const QString& attachDir) {
   if (attach && !RunController::isTerminal(controller.state())) return 128 + signalled;
   if (controller.failure().rejected) {  // bad input Slurm found: nothing ran, nothing is left
     printHeadlessMessage(controller.reason());
+    waitForEndCommands(controller);
     return 2;
   }
   printSummary(controller, stragglers);
-  switch (controller.state()) {
-    case RunController::State::Finished:
-      return 0;
-    case RunController::State::Stopped:
-      printHeadlessMessage(controller.reason());
-      return 128 + (signalled ? signalled : SIGINT);
-    default:
-      printHeadlessMessage(QStringLiteral("run failed: ") + controller.reason());
-      return 1;
-  }
+  if (controller.state() == RunController::State::Stopped)
+    printHeadlessMessage(controller.reason());
+  else if (controller.state() != RunController::State::Finished)
+    printHeadlessMessage(QStringLiteral("run failed: ") + controller.reason());
+  waitForEndCommands(controller);
+  // The one mapping, shared with the on_end command's DDPDESK_EXIT_CODE.
+  return runExitCode(RunController::stateName(controller.state()), false, signalled);
 }
 
 }  // namespace
+
+void waitForEndCommands(RunController& controller) {
+  EndCommands& commands = *controller.endCommands();
+  // A quick one (a curl, a mail handed to the local MTA) ends without a word.
+  if (commands.waitForAll(250)) return;
+  printHeadlessMessage(QStringLiteral("waiting for the on_end command (at most %1 s)")
+                           .arg(commands.timeout() / 1000));
+  // Past the limit the command is killed and reported; the margin is for that.
+  commands.waitForAll(commands.timeout() + 5000);
+}
 
 int runHeadless(int argc, char** argv) {
   if (wantsCompare(argc, argv)) return runCompareHeadless(argc, argv);  // compares, runs nothing

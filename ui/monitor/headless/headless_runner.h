@@ -10,4 +10,10 @@ namespace ddpdesk {
 // Ctrl+C stops gracefully like the Stop button; a second Ctrl+C kills the ranks.
 int runHeadless(int argc, char** argv);
 
+class RunController;
+// Before ddpdesk exits: the on_end commands of runs that ended (end_command.h) still running are
+// waited for, at most their time limit (then they are killed), so a mail is not cut short. One
+// line says so when there is one to wait for.
+void waitForEndCommands(RunController& controller);
+
 }  // namespace ddpdesk

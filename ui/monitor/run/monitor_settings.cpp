@@ -14,18 +14,21 @@ QString invalid(const char* name, const QByteArray& value, const char* allowed) 
       .arg(QLatin1String(name), QString::fromUtf8(value), QLatin1String(allowed));
 }
 
-// Whole seconds from 0 to a day (larger values are typing mistakes, and their milliseconds would
-// overflow the int timers take); a malformed
+// Whole seconds from `min` (0 or 1) to a day (larger values are typing mistakes, and their
+// milliseconds would overflow the int timers take); a malformed
 // value leaves `out` as it was and sets `error` unless an earlier variable already did.
-void readSeconds(const MonitorEnvLookup& get, const char* name, int& out, QString& error) {
+void readSeconds(const MonitorEnvLookup& get, const char* name, int& out, QString& error,
+                 int min = 0) {
   const QByteArray v = get(name).trimmed();
   if (v.isEmpty()) return;
   bool ok = false;
   const int s = v.toInt(&ok);
-  if (ok && s >= 0 && s <= 86400) {
+  if (ok && s >= min && s <= 86400) {
     out = s;
   } else if (error.isEmpty()) {
-    error = invalid(name, get(name), "a whole number of seconds from 0 to 86400");
+    error = invalid(name, get(name),
+                    min == 0 ? "a whole number of seconds from 0 to 86400"
+                             : "a whole number of seconds from 1 to 86400");
   }
 }
 
@@ -48,6 +51,7 @@ MonitorSettingsResult readMonitorSettings(const MonitorEnvLookup& get) {
   // the first, and a reader that does not stop on it still has the others.
   readSeconds(get, "DDPDESK_SSH_RECONNECT_S", s.sshReconnectSeconds, r.error);
   readSeconds(get, "DDPDESK_SILENT_S", s.silentRankSeconds, r.error);
+  readSeconds(get, "DDPDESK_ON_END_TIMEOUT_S", s.onEndTimeoutSeconds, r.error, 1);
   const QByteArray autostart = get("DDPDESK_AUTOSTART");
   if (autostart == "1") {
     s.autostart = true;

@@ -27,6 +27,9 @@ struct MonitorSettings {
   // DDPDESK_SILENT_S: a followed rank whose metrics file gives no line for this long is shown
   // "silent for N s" and the run stalled (0: never).
   int silentRankSeconds = 120;
+  // DDPDESK_ON_END_TIMEOUT_S: a spec's on_end command still running after this long is killed
+  // (and headless waits for it this long before it exits).
+  int onEndTimeoutSeconds = 30;
   // DDPDESK_AUTOSTART=1: the window starts its run at once, as --start does.
   bool autostart = false;
 };

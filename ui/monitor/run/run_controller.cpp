@@ -10,6 +10,7 @@
 #include "local/local_backend.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
+#include "run/end_command.h"
 #include "run/monitor_settings.h"
 #include "run/run_backend.h"
 #include "run/run_directory.h"
@@ -24,6 +25,7 @@ RunController::RunController(QObject* parent)
     : QObject(parent),
       server_(new MetricsServer(this)),
       store_(new MetricsStore(this)),
+      end_commands_(new EndCommands(this)),
       backend_(std::make_unique<LocalBackend>(*this)) {
   grace_timer_.setSingleShot(true);
   connect(&grace_timer_, &QTimer::timeout, this, [this] { backend_->graceExpired(); });
@@ -88,6 +90,11 @@ QString RunController::stateName(State s) {
   return QString::fromLatin1(QMetaEnum::fromType<State>().valueToKey(int(s)));
 }
 
+QString RunController::runName() const {
+  const QString name = QString::fromStdString(spec_.name);
+  return name.isEmpty() ? QFileInfo(run_dir_path_).fileName() : name;
+}
+
 QString RunController::socketPath() const {
   return server_->socketPath();
 }
@@ -144,6 +151,7 @@ void RunController::resetRun(int world) {
   rank_errors_.assign(world, QString());
   rank_stopped_.assign(world, false);
   stop_requested_ = false;
+  stop_signal_ = 0;
   has_failure_ = false;
   trained_ = false;
   restarts_ = 0;
@@ -175,6 +183,7 @@ void RunController::beginFollowing(const QString& where, const RunSpec& spec) {
   run_dir_path_ = where;
   spec_ = spec;
   spec_.run_dir = where.toStdString();
+  spec_.on_end.clear();  // a command from a spec.json this monitor did not write never runs
   resetRun(0);
   spec_.nproc = 0;
 }

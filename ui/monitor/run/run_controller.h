@@ -39,6 +39,10 @@
 // node, followed through its ranks' files and ended by the job's end. stop() signals the job's
 // steps (graceful), kill() cancels it; a refused submission fails the run with
 // failure().rejected set. Destroying the controller leaves a submitted job running.
+//
+// A run this controller started whose spec has an on_end command gets it run when it ends, by
+// endCommands() (run/end_command.h), after status.json is written; a followed run never does (its
+// spec.json is someone else's to have written).
 #pragma once
 
 #include <QDateTime>
@@ -57,6 +61,7 @@
 
 namespace ddpdesk {
 
+class EndCommands;
 class MetricsServer;
 class MetricsStore;
 class RunBackend;
@@ -137,6 +142,13 @@ class RunController : public QObject {
   void stop();
   // SIGKILL every rank now (a second Ctrl+C).
   void kill();
+  // The signal that made the front end stop this run (headless: Ctrl+C's SIGINT or SIGTERM),
+  // so the on_end command's DDPDESK_EXIT_CODE is what headless exits with: 128 + it. Unset
+  // (a stop from the window, or by the ranks themselves): SIGINT. Forgotten when a run begins.
+  void noteStopSignal(int signo) { stop_signal_ = signo; }
+  // The spec's on_end commands of ended runs, still running or not (warning() for their
+  // troubles; headless waits for them before it exits).
+  EndCommands* endCommands() const { return end_commands_; }
 
   State state() const { return state_; }
   bool isActive() const;  // Starting, Running or Stopping
@@ -151,6 +163,8 @@ class RunController : public QObject {
 
   RunSpec spec() const { return spec_; }  // as given to the workers (run_dir filled in)
   QString runDirectory() const { return run_dir_path_; }
+  // What a person calls the run: the spec's name, else its directory's name.
+  QString runName() const;
   QString socketPath() const;
   int worldSize() const;
   std::vector<RankState> ranks() const;
@@ -190,6 +204,9 @@ class RunController : public QObject {
   // A remote attach could not begin (one line: no ssh, host unreachable, key refused, no such
   // directory); the state goes Failed right after.
   void attachFailed(const QString& why);
+  // The run looks stalled (one line why: a followed rank silent past DDPDESK_SILENT_S); also a
+  // warning(). Said again only after the run was heard from again.
+  void stalled(const QString& why);
 
  private:
   friend class RunBackend;
@@ -228,7 +245,8 @@ class RunController : public QObject {
   // per-rank fields and counters, with the state, reason, times and progress filled in here)
   // written and the ending logged (after `logPrefix`) when the run has an open directory of its
   // own, the directory closed, the metrics socket closed, then the state. Once per run: a second
-  // call, or one after the run ended otherwise, is ignored.
+  // call, or one after the run ended otherwise, is ignored. The spec's on_end command starts
+  // just before the state is entered.
   void endRun(State final, const QString& reason, RunStatus status = RunStatus(),
               const QString& logPrefix = QString());
 
@@ -242,6 +260,7 @@ class RunController : public QObject {
   std::unique_ptr<RunDirectory> dir_;
   MetricsServer* server_;
   MetricsStore* store_;
+  EndCommands* end_commands_;
   std::unique_ptr<RunBackend> backend_;   // the run's kind: local, followed, Slurm
   std::unique_ptr<RunBackend> incoming_;  // the next run's, while it begins (begin())
   QString launcher_status_;
@@ -251,6 +270,7 @@ class RunController : public QObject {
   std::vector<bool> rank_stopped_;    // the rank reported "stopped"
   QTimer grace_timer_;
   bool stop_requested_ = false;
+  int stop_signal_ = 0;  // noteStopSignal()
   bool has_failure_ = false;
   bool trained_ = false;  // a rank reported an optimizer step in this run
   int restarts_ = 0;

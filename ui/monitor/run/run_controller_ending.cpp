@@ -1,10 +1,12 @@
 // How every run ends (RunController, run_controller.h): the backend says in which state and why
 // (run_backend.h); here the run's status.json and the last line of its monitor.log are written,
-// its directory and socket closed, and the state entered, once per run.
+// its directory and socket closed, the spec's on_end command started, and the state entered, once
+// per run.
 #include <QDateTime>
 
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
+#include "run/end_command.h"
 #include "run/run_controller.h"
 #include "run/run_directory.h"
 
@@ -35,6 +37,15 @@ void RunController::endRun(State final, const QString& reason, RunStatus status,
     dir_->close();
   }
   server_->close();
+  if (!spec_.on_end.empty()) {
+    RunEnding ending;
+    ending.runDir = run_dir_path_;
+    ending.runName = runName();
+    ending.status = stateName(final);
+    ending.exitCode = runExitCode(ending.status, failure_.rejected, stop_signal_);
+    ending.reason = reason_;
+    end_commands_->start(QString::fromStdString(spec_.on_end), ending);
+  }
   setState(final);
 }
 

@@ -17,6 +17,15 @@ namespace {
 
 const char* const kStampFormat = "yyyyMMdd-HHmmss";
 
+// One line of monitor.log: a timestamp and the text, line breaks shown as " | ".
+QByteArray eventLine(const QString& text) {
+  QString line = text;
+  line.replace(QLatin1Char('\n'), QLatin1String(" | "));  // one line per event
+  return (QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + line +
+          QLatin1Char('\n'))
+      .toUtf8();
+}
+
 // Directory names stay portable and shell-friendly whatever the run is called.
 QString safeName(const QString& text) {
   QString out;
@@ -153,11 +162,14 @@ void RunDirectory::logEvent(const QString& text) {
     if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) return;
     log_ = std::move(f);
   }
-  QString line = text;
-  line.replace(QLatin1Char('\n'), QLatin1String(" | "));  // one line per event
-  log_->write((QDateTime::currentDateTime().toString(Qt::ISODateWithMs) + QLatin1Char(' ') + line +
-               QLatin1Char('\n'))
-                  .toUtf8());
+  log_->write(eventLine(text));
+}
+
+void RunDirectory::appendEvent(const QString& dir, const QString& text) {
+  if (dir.isEmpty() || !QFileInfo(dir).isDir()) return;
+  QFile f(monitorLogPath(dir));
+  if (f.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered))
+    f.write(eventLine(text));
 }
 
 void RunDirectory::forgetEnding() {

@@ -7,6 +7,7 @@
 //     monitor.log    what the monitor saw and did: start, stop requests, rank exits, refused
 //                    connections, malformed lines, the ending (one timestamped line each)
 //     rank-N.exit.json  how rank N ended, written by the rank itself (see exit_record.h)
+//     on-end.log     the output of the spec's on_end command (run/end_command.h), if it has one
 //     checkpoints/step-NNNNNNNN.pt   written by the engine's rank 0
 #pragma once
 
@@ -82,6 +83,9 @@ class RunDirectory {
   // Appends one timestamped line to monitor.log (written through at once: a killed monitor
   // leaves every line it logged).
   void logEvent(const QString& text);
+  // The same for a directory that no RunDirectory holds open (what happens after a run ended:
+  // its on_end command); nothing when `dir` is empty or gone.
+  static void appendEvent(const QString& dir, const QString& text);
   // A run (re)starts here: removes status.json and the ranks' exit records of the previous run in
   // this directory, so until this one ends nothing claims it has.
   void forgetEnding();

@@ -23,7 +23,8 @@ QStringList workerArguments(const RunSpec& spec) {
   QStringList args;
   for (const auto& f : run_spec_fields()) {
     const std::string key = f.key;
-    if (key == "nproc" || is_launcher_field(key) || is_script_field(key) ||
+    // on_end is the monitor's to run, never the ranks'.
+    if (key == "nproc" || key == "on_end" || is_launcher_field(key) || is_script_field(key) ||
         (!userFiles && is_user_task_field(key)))
       continue;
     if (!alwaysShown(key) && given[key] == defaults[key]) continue;

@@ -11,7 +11,8 @@ namespace ddpdesk {
 
 // The worker's flags for this spec, one word per list item and unquoted: the core fields always
 // (so a command line reads on its own), any other field only when it differs from the default.
-// No --nproc (the launcher sets the world), and no user-task fields for a task without user files.
+// No --nproc (the launcher sets the world), no --on-end (the monitor's), and no user-task fields
+// for a task without user files.
 QStringList workerArguments(const RunSpec& spec);
 
 }  // namespace ddpdesk

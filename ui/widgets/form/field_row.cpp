@@ -67,6 +67,7 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("dataset_size"), QObject::tr("Dataset size")},
       {QStringLiteral("log_interval"), QObject::tr("Log interval")},
       {QStringLiteral("name"), QObject::tr("Run name")},
+      {QStringLiteral("on_end"), QObject::tr("Command at the end")},
       {QStringLiteral("run_dir"), QObject::tr("Run directory")},
       {QStringLiteral("resume"), QObject::tr("Resume from")},
       {QStringLiteral("metrics_file"), QObject::tr("Metrics file")},

@@ -28,10 +28,13 @@
 #include "queue/queue_actions.h"
 #include "queue/queue_panel.h"
 #include "queue/run_queue.h"
+#include "run/end_command.h"
 #include "run/restart_policy.h"
+#include "window/desktop_notifications.h"
 #include "window/follow_run_dialog.h"
 #include "window/resources.h"
 #include "window/run_lifecycle.h"
+#include "window/run_notifier.h"
 #include "window/start_stop_actions.h"
 #include "window/window_menus.h"
 
@@ -62,6 +65,9 @@ MainWindow::MainWindow(QWidget* parent)
   queueActions_ = new QueueActions(queue_, controller_, flow_, form_, this);
   viewer_ = new ShownRuns(controller_, charts_, this);
   launchCommand_ = new LaunchCommandPanel(form_, this);
+  auto* notifications = new DesktopNotifications(this);
+  notifier_ = new RunNotifier(controller_, notifications, this);
+  notifier_->setWatched([this] { return isActiveWindow() && !isMinimized(); });
 
   // The layout.
   auto* rankView = new QTableView(this);
@@ -144,6 +150,12 @@ MainWindow::MainWindow(QWidget* parent)
             log_->appendLine(LogBuffer::kMonitor, true, line);
             status(line);
           });
+  // The on_end command's troubles (it runs after the run ended) and notifications that cannot be
+  // shown: lines of the log.
+  connect(controller_->endCommands(), &EndCommands::warning, this,
+          [this](const QString& w) { log_->appendLine(LogBuffer::kMonitor, true, w); });
+  connect(notifications, &DesktopNotifications::unavailable, this,
+          [this](const QString& why) { log_->appendLine(LogBuffer::kMonitor, false, why); });
   connect(controller_, &RunController::rankExited, this, [this](int rank, const QString& how) {
     log_->appendLine(LogBuffer::kMonitor, false, tr("rank %1 %2").arg(rank).arg(how));
   });

@@ -2,7 +2,8 @@
 // own beyond that wiring: the form, charts, table, log and history are their own classes, and so
 // is what the window does with them: StartStopActions (Start/Stop), RunLifecycle (starting,
 // stopping, resuming, following runs), QueueActions (the queue and sweeps), ShownRuns (live, opened
-// and compared runs), LaunchCommandPanel, LiveRefresh, and the menus (window_menus.h).
+// and compared runs), LaunchCommandPanel, LiveRefresh, RunNotifier (desktop notifications), and
+// the menus (window_menus.h).
 //
 //   +-------------+---------------------------------------------------------+
 //   | RunSpecForm     | RunStatusStrip: Start Stop  state  elapsed  [progress]  ETA |
@@ -37,6 +38,7 @@ class RankTableModel;
 class StartStopActions;
 class RunStatusStrip;
 class RunLifecycle;
+class RunNotifier;
 class RunSpecForm;
 class RunQueue;
 class ShownRuns;
@@ -62,6 +64,7 @@ class MainWindow : public QMainWindow {
   TensorBoardOverlay* tensorBoard() const { return tensorBoard_; }
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   QTabWidget* tabs() const { return tabs_; }
+  RunNotifier* notifier() const { return notifier_; }
   QAction* startAction() const;
   QAction* stopAction() const;
 
@@ -130,6 +133,7 @@ class MainWindow : public QMainWindow {
   ShownRuns* viewer_;
   LaunchCommandPanel* launchCommand_;
   LiveRefresh* refresh_;
+  RunNotifier* notifier_;
   std::function<bool()> askClose_;
   std::function<void(const QString&)> showError_;
 };
