@@ -24,6 +24,7 @@
 #include "nvml_gpu.h"
 #include "rank_env.h"
 #include "resume.h"
+#include "run_layout.h"
 #include "run_spec.h"
 #include "spec_flags.h"
 #include "stop_signals.h"
@@ -346,10 +347,9 @@ int worker_main(int argc, char** argv) {
   // With a run directory, every rank keeps its messages in it (unless told another file), so
   // the run can be followed from any machine that sees the directory (`ddpdesk --attach`).
   if (topts.metrics_file.empty() && !spec.run_dir.empty()) {
-    const std::string dir = spec.run_dir + "/metrics";
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    topts.metrics_file = dir + "/rank-" + std::to_string(e.rank) + ".jsonl";
+    std::filesystem::create_directories(run_layout::rank_metrics_dir(spec.run_dir), ec);
+    topts.metrics_file = run_layout::rank_metrics(spec.run_dir, e.rank);
   }
   std::unique_ptr<Telemetry> telemetry;
   try {

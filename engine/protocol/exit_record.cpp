@@ -10,10 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "run_layout.h"
+
 namespace ddpdesk {
 
 std::string exit_record_path(const std::string& run_dir, int rank) {
-  return run_dir + "/rank-" + std::to_string(rank) + ".exit.json";
+  return run_layout::exit_record(run_dir, rank);
 }
 
 bool write_exit_record(const std::string& run_dir, const ExitRecord& r, std::string* error) {

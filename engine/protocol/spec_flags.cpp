@@ -1,5 +1,7 @@
 #include "spec_flags.h"
 
+#include "run_layout.h"
+
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -49,7 +51,7 @@ std::vector<FieldError> SpecFlags::build(RunSpec& out) const {
     config_path = resume_source_;
   } else if (config_path.empty() && options_.count("resume") &&
              options_.at("resume")->count() > 0) {
-    const std::string candidate = values_.at("resume") + "/spec.json";
+    const std::string candidate = run_layout::spec_file(values_.at("resume"));
     from_run_dir = static_cast<bool>(std::ifstream(candidate));
     if (from_run_dir) config_path = candidate;
   }

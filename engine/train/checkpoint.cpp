@@ -2,6 +2,7 @@
 
 #include "file_sink.h"
 #include "fused_adam.h"
+#include "run_layout.h"
 #include "task.h"  // BadInput
 
 #include <fcntl.h>
@@ -78,13 +79,11 @@ void copy_into(const NamedTensor& dst, const torch::Tensor& src) {
 }  // namespace
 
 std::string checkpoint_dir(const std::string& run_dir) {
-  return (fs::path(run_dir) / "checkpoints").string();
+  return run_layout::checkpoints_dir(run_dir);
 }
 
 std::string checkpoint_path(const std::string& run_dir, std::int64_t step) {
-  char name[64];
-  std::snprintf(name, sizeof name, "step-%08lld.pt", static_cast<long long>(step));
-  return (fs::path(checkpoint_dir(run_dir)) / name).string();
+  return (fs::path(checkpoint_dir(run_dir)) / run_layout::checkpoint_name(step)).string();
 }
 
 void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& model,
@@ -180,8 +179,7 @@ std::vector<std::string> list_checkpoints(const std::string& run_dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(checkpoint_dir(run_dir), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && e.path().extension() == ".pt")
-      out.push_back(e.path().string());
+    if (run_layout::is_checkpoint_name(name)) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());  // zero-padded step numbers sort by step
   return out;

@@ -4,6 +4,7 @@
 #include <QRegularExpression>
 
 #include "follow/metrics_tail.h"
+#include "run/run_directory.h"
 
 namespace ddpdesk {
 namespace {
@@ -17,7 +18,7 @@ RankOutputTails::RankOutputTails(QString runDir) : dir_(std::move(runDir)) {}
 RankOutputTails::~RankOutputTails() = default;
 
 QString RankOutputTails::outputFile(const QString& runDir, int rank) {
-  return runDir + QStringLiteral("/rank-%1.log").arg(rank);
+  return RunDirectory::logPath(runDir, rank);
 }
 
 void RankOutputTails::poll(const std::function<void(int, const QString&)>& on_line) {

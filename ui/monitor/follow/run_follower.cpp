@@ -10,6 +10,7 @@
 
 #include "follow/metrics_tail.h"
 #include "follow/rank_output_tails.h"
+#include "run/run_directory.h"
 
 namespace ddpdesk {
 
@@ -30,11 +31,11 @@ RunFollower::RunFollower(QObject* parent) : QObject(parent) {
 RunFollower::~RunFollower() = default;
 
 QString RunFollower::metricsDir(const QString& runDir) {
-  return runDir + QStringLiteral("/metrics");
+  return RunDirectory::rankMetricsDir(runDir);
 }
 
 QString RunFollower::rankFile(const QString& runDir, int rank) {
-  return metricsDir(runDir) + QStringLiteral("/rank-%1.jsonl").arg(rank);
+  return RunDirectory::rankMetricsPath(runDir, rank);
 }
 
 bool RunFollower::isThisHost(const std::string& host) {

@@ -2,6 +2,7 @@
 
 #include "run/atomic_file.h"
 #include "run/exit_record_status.h"
+#include "run_layout.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -50,13 +51,12 @@ QList<int> fromArray(const QJsonValue& v) {
   return out;
 }
 
-// The engine writes <run>/checkpoints/step-<zero-padded step>.pt: name order is step order.
+// The engine's checkpoints (run_layout.h): zero-padded, so name order is step order.
 QStringList findCheckpoints(const QString& dir) {
-  QDir d(dir + QStringLiteral("/checkpoints"));
-  const QStringList names =
-      d.entryList({QStringLiteral("step-*.pt")}, QDir::Files, QDir::Name | QDir::Reversed);
+  QDir d(QString::fromStdString(run_layout::checkpoints_dir(dir.toStdString())));
   QStringList out;
-  for (const auto& n : names) out.append(d.absoluteFilePath(n));
+  for (const auto& n : d.entryList(QDir::Files, QDir::Name | QDir::Reversed))
+    if (run_layout::is_checkpoint_name(n.toStdString())) out.append(d.absoluteFilePath(n));
   return out;
 }
 
@@ -139,20 +139,33 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   return writeFileAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
 
+namespace {
+// A file of the run directory's layout (run_layout.h), as a QString.
+QString layoutPath(std::string (*name)(const std::string&), const QString& dir) {
+  return QString::fromStdString(name(dir.toStdString()));
+}
+}  // namespace
+
 QString RunDirectory::specPath(const QString& dir) {
-  return dir + QStringLiteral("/spec.json");
+  return layoutPath(run_layout::spec_file, dir);
 }
 QString RunDirectory::metricsPath(const QString& dir) {
-  return dir + QStringLiteral("/metrics.jsonl");
+  return layoutPath(run_layout::metrics_file, dir);
 }
 QString RunDirectory::statusPath(const QString& dir) {
-  return dir + QStringLiteral("/status.json");
+  return layoutPath(run_layout::status_file, dir);
 }
 QString RunDirectory::logPath(const QString& dir, int rank) {
-  return dir + QStringLiteral("/rank-%1.log").arg(rank);
+  return QString::fromStdString(run_layout::rank_log(dir.toStdString(), rank));
 }
 QString RunDirectory::monitorLogPath(const QString& dir) {
-  return dir + QStringLiteral("/monitor.log");
+  return layoutPath(run_layout::monitor_log, dir);
+}
+QString RunDirectory::rankMetricsDir(const QString& dir) {
+  return layoutPath(run_layout::rank_metrics_dir, dir);
+}
+QString RunDirectory::rankMetricsPath(const QString& dir, int rank) {
+  return QString::fromStdString(run_layout::rank_metrics(dir.toStdString(), rank));
 }
 
 void RunDirectory::logEvent(const QString& text) {

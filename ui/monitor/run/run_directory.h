@@ -1,4 +1,5 @@
-// RunDirectory: where one run lives on disk, and the list of past runs for the history view.
+// RunDirectory: where one run lives on disk, and the list of past runs for the history view. Its
+// files' names are run_layout.h's (shared with the worker).
 //   <XDG data>/ddpdesk/runs/<yyyyMMdd-HHmmss>-<name or task>/   (or the spec's run_dir)
 //     spec.json      the RunSpec the ranks were started with (written atomically)
 //     metrics.jsonl  every wire message the monitor accepted, one per line (token removed)
@@ -95,6 +96,8 @@ class RunDirectory {
   static QString statusPath(const QString& dir);
   static QString logPath(const QString& dir, int rank);
   static QString monitorLogPath(const QString& dir);
+  static QString rankMetricsDir(const QString& dir);             // metrics/
+  static QString rankMetricsPath(const QString& dir, int rank);  // metrics/rank-N.jsonl
 
   static std::optional<RunStatus> readStatus(const QString& dir);
   // A run directory (any directory holding spec.json), read for the history.

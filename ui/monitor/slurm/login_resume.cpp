@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include "run_layout.h"
 #include "slurm/cluster_command.h"
 #include "slurm/slurm_login_scripts.h"
 #include "spec_flags.h"
@@ -95,8 +96,7 @@ std::vector<std::string> buildSpecFromCommandLine(SpecFlags& flags, RunSpec* out
   if (!SshTarget::looksLikeUrl(resume)) return lines(flags.build(*out));
   const LoginResumeSource source = readLoginResumeNow(resume);
   if (!source.problem.isEmpty()) return {source.problem.toStdString()};
-  flags.set_resume_spec(source.specText.toStdString(),
-                        (resume + QStringLiteral("/spec.json")).toStdString());
+  flags.set_resume_spec(source.specText.toStdString(), run_layout::spec_file(resume.toStdString()));
   RunSpec spec;
   if (const auto problems = flags.build(spec); !problems.empty()) return lines(problems);
   if (const QString p = applyLoginResume(source, &spec); !p.isEmpty()) return {p.toStdString()};
