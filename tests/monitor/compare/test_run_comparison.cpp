@@ -157,12 +157,15 @@ class TestRunComparison : public QObject {
     const Curve byStep = extractCurve(store, CompareMetric::Loss, CompareX::Step);
     QCOMPARE(byStep.x, (std::vector<double>{1, 2, 3}));
     QCOMPARE(byStep.y, (std::vector<double>{0.9, 0.6, 0.5}));
-    // Clock: 0.1 0.2 0.3, then 0.05 + 0.25 = 0.3 and 0.15 + 0.25 = 0.4 (shifted to go on).
+    // Clock: 0.1 0.2 0.3, then the new session's 0.05 and 0.15 after the first one's end: 0.35
+    // and 0.45 (session_clock.h, as the charts' wall-time axis).
     const Curve byTime = extractCurve(store, CompareMetric::Loss, CompareX::Time);
-    QCOMPARE(byTime.size(), std::size_t(4));  // 0.3 written twice: the later point counts
-    QVERIFY(near(byTime.x.back(), 0.4));
+    QCOMPARE(byTime.size(), std::size_t(5));
+    QVERIFY(near(byTime.x[2], 0.3));
+    QVERIFY(near(byTime.x[3], 0.35));
+    QVERIFY(near(byTime.x.back(), 0.45));
     QCOMPARE(byTime.y.back(), 0.5);
-    QCOMPARE(byTime.y[2], 0.6);
+    QCOMPARE(byTime.y[3], 0.6);
     // The validation at step 2 sits where the last training point of step 2 sits: 64 samples.
     const Curve eval = extractCurve(store, CompareMetric::EvalAccuracy, CompareX::Samples);
     QCOMPARE(eval.x, (std::vector<double>{64}));

@@ -7,23 +7,17 @@
 #include <numeric>
 
 #include "metrics/metrics_store.h"
+#include "metrics/session_clock.h"
 
 namespace ddpdesk {
 namespace {
 
-// The training clock, one session after another: where it goes back (a resumed session starting
-// again at 0), the new session is shifted to begin where the previous one ended.
+// The training clock, one session after another (session_clock.h: the charts' rule too).
 std::vector<double> monotonicTime(const Column& time) {
   std::vector<double> out;
   out.reserve(time.size());
-  double offset = 0, last = 0;
-  bool started = false;
-  for (double t : time) {
-    if (started && t + offset < last) offset = last - t;
-    last = t + offset;
-    started = true;
-    out.push_back(last);
-  }
+  SessionClock clock;
+  for (double t : time) out.push_back(clock.map(t));
   return out;
 }
 

@@ -18,14 +18,6 @@ QString xAxisLabel(XAxis axis) {
   return {};
 }
 
-double KeyMapper::map(double raw) {
-  if (axis_ != XAxis::WallTime) return raw;
-  if (started_ && raw < lastRaw_) offset_ += lastRaw_;  // a new session: its clock restarted
-  started_ = true;
-  lastRaw_ = raw;
-  return offset_ == 0 ? raw : raw + offset_;  // unshifted keys are the column's values exactly
-}
-
 double keyForStep(const ColumnView& steps, const std::vector<double>& keys, double step) {
   const std::size_t n = std::min(steps.size(), keys.size());
   if (n == 0) return std::numeric_limits<double>::quiet_NaN();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "metrics/chunked_array.h"
+#include "metrics/session_clock.h"
 
 namespace ddpdesk {
 
@@ -13,27 +14,21 @@ enum class XAxis { Step, Samples, WallTime };
 
 QString xAxisLabel(XAxis axis);  // "optimizer step", "samples", "wall time (s)"
 
-// Turns a column into chart keys, incrementally. Steps and samples are used as they are; the
-// workers' clock restarts at 0 when a run is resumed, so for wall time each new session is
-// shifted to begin where the previous one ended, keeping one run's curve in time order.
+// Turns a column into chart keys, incrementally. Steps and samples are used as they are; wall
+// time goes through the run's SessionClock (metrics/session_clock.h: each resumed session
+// continues where the previous one ended), keeping one run's curve in time order.
 class KeyMapper {
  public:
   explicit KeyMapper(XAxis axis = XAxis::Step) : axis_(axis) {}
   XAxis axis() const { return axis_; }
-  void reset() {
-    offset_ = 0;
-    lastRaw_ = 0;
-    started_ = false;
-  }
-  double map(double raw);
+  void reset() { clock_.reset(); }
+  double map(double raw) { return axis_ == XAxis::WallTime ? clock_.map(raw) : raw; }
   // A resume has moved the keys from the column's values (until then, map() returns them as is).
-  bool shifted() const { return offset_ != 0; }
+  bool shifted() const { return clock_.shifted(); }
 
  private:
   XAxis axis_;
-  double offset_ = 0;
-  double lastRaw_ = 0;
-  bool started_ = false;
+  SessionClock clock_;
 };
 
 // The columns of one series that can serve as x: a MetricsStore's columns, or views of them.
