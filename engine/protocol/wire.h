@@ -112,6 +112,13 @@ using Message = std::variant<Hello, Step, Eval, Event, Error, Gauge>;
 std::string encode(const Message& m);
 
 struct Decoded {
+  // What every reader (the socket, a rank's file, metrics.jsonl) does with the line, one rule:
+  //   Blank      nothing: an empty line, not an error
+  //   Ignored    a newer peer's message type: counted, kept in the record, not an error
+  //   Malformed  counted and reported (`error` says why)
+  //   Message    taken (its unknown fields counted)
+  enum class Kind { Blank, Ignored, Malformed, Message };
+  Kind kind = Kind::Blank;
   std::optional<Message> message;
   std::string error;  // why the line was rejected (malformed), when message is empty
   // A well-formed line this codec does not understand (a newer peer's message type): not an

@@ -14,8 +14,23 @@
 
 namespace ddpdesk::wire {
 
+namespace {
+Decoded decode_line(std::string_view line);
+}  // namespace
+
 Decoded decode(std::string_view line) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.empty()) return Decoded();  // Kind::Blank
+  Decoded d = decode_line(line);
+  d.kind = !d.ignored.empty() ? Decoded::Kind::Ignored
+           : d.message        ? Decoded::Kind::Message
+                              : Decoded::Kind::Malformed;
+  return d;
+}
+
+namespace {
+
+Decoded decode_line(std::string_view line) {
   Decoded d;
   if (line.size() > kMaxLineBytes) {
     d.error = "line longer than " + std::to_string(kMaxLineBytes) + " bytes";
@@ -54,4 +69,5 @@ Decoded decode(std::string_view line) {
   return d;
 }
 
+}  // namespace
 }  // namespace ddpdesk::wire

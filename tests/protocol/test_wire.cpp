@@ -65,7 +65,6 @@ class TestWire : public QObject {
 
   void rejectsBadLines_data() {
     QTest::addColumn<QByteArray>("line");
-    QTest::newRow("empty") << QByteArray("");
     QTest::newRow("garbage") << QByteArray("\x01\x02garbage");
     QTest::newRow("array") << QByteArray("[1,2]");
     QTest::newRow("no type") << QByteArray(R"({"rank":0})");
@@ -118,6 +117,19 @@ class TestWire : public QObject {
     QVERIFY(!d.error.empty());
     QVERIFY(d.ignored.empty());  // rejected, not ignored
     QCOMPARE(d.unknown_fields, 0);
+    QCOMPARE(int(d.kind), int(Decoded::Kind::Malformed));
+  }
+
+  // What a reader does with a line, the one rule: blank lines carry nothing, a newer type is
+  // ignored, the rest is a message or malformed.
+  void everyLineHasOneKind() {
+    QCOMPARE(int(decode("").kind), int(Decoded::Kind::Blank));
+    QCOMPARE(int(decode("\r\n").kind), int(Decoded::Kind::Blank));
+    QVERIFY(decode("\r").error.empty());
+    QCOMPARE(int(decode(R"({"type":"histogram","rank":0})").kind), int(Decoded::Kind::Ignored));
+    QCOMPARE(int(decode("{").kind), int(Decoded::Kind::Malformed));
+    QCOMPARE(int(decode(" ").kind), int(Decoded::Kind::Malformed));
+    QCOMPARE(int(decode(encode(Error{1, "x"})).kind), int(Decoded::Kind::Message));
   }
 
   // A newer peer's message type is ignored: no message, no error, and the reason names the type.

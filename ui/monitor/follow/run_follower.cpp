@@ -132,14 +132,14 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
   };
   for (;;) {
     const MetricsTail::Poll p = tail.poll([&](std::string_view line) {
-      if (line.empty() || line == "\r") return;
-      r.heard.start();
       wire::Decoded d = wire::decode(line);
-      if (!d.ignored.empty()) {
+      if (d.kind == wire::Decoded::Kind::Blank) return;
+      r.heard.start();
+      if (d.kind == wire::Decoded::Kind::Ignored) {
         ++counters_.ignored;
         return;
       }
-      if (!d.message || wire::rank_of(*d.message) != rank) {
+      if (d.kind == wire::Decoded::Kind::Malformed || wire::rank_of(*d.message) != rank) {
         ++counters_.malformed;
         ++bad;
         lastError = d.message ? QStringLiteral("message for rank %1 in rank %2's file")

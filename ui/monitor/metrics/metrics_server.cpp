@@ -194,16 +194,16 @@ void MetricsServer::onReadyRead(QLocalSocket* socket) {
           ++counters_.messages;
           return;
         }
-        if (line.empty() || line == "\r") return;  // blank lines carry nothing; not an error
         wire::Decoded d = wire::decode(line);
-        if (!d.ignored.empty()) {
+        if (d.kind == wire::Decoded::Kind::Blank) return;
+        if (d.kind == wire::Decoded::Kind::Ignored) {
           // Kept for metrics.jsonl: a later version of ddpdesk may read what this one cannot.
           ++counters_.ignored;
           batch_lines_.append(line.data(), qsizetype(line.size())).append('\n');
           if (!std::exchange(c->reportedType, true)) ignored << QString::fromStdString(d.ignored);
           return;
         }
-        if (!d.message) {
+        if (d.kind == wire::Decoded::Kind::Malformed) {
           ++bad;
           last_error = QString::fromStdString(d.error);
           return;

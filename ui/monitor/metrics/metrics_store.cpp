@@ -249,7 +249,8 @@ namespace {
 
 // One line's outcome, as a file load counts it.
 struct FileLine {
-  enum Kind : std::uint8_t { Blank, Message, Ignored, Malformed } kind = Blank;
+  using Kind = wire::Decoded::Kind;
+  Kind kind = Kind::Blank;
   int unknownFields = 0;
   std::optional<wire::Message> message;
 };
@@ -262,14 +263,9 @@ void decodeLines(const char* p, const char* end, std::vector<FileLine>& out) {
     const std::string_view line(p, std::size_t(nl - p));
     p = nl + 1;
     FileLine& f = out.emplace_back();
-    if (line.empty() || line == "\r") continue;
     wire::Decoded d = wire::decode(line);
-    if (!d.ignored.empty()) {  // a later version's message: not an error
-      f.kind = FileLine::Ignored;
-    } else if (!d.message) {
-      f.kind = FileLine::Malformed;
-    } else {
-      f.kind = FileLine::Message;
+    f.kind = d.kind;
+    if (d.kind == wire::Decoded::Kind::Message) {
       f.unknownFields = d.unknown_fields;
       f.message = std::move(d.message);
     }
@@ -299,15 +295,15 @@ MetricsStore::LoadResult MetricsStore::readJsonl(const QString& path, Data& into
     for (std::vector<FileLine>& lines : slices) {
       for (FileLine& l : lines) {
         switch (l.kind) {
-          case FileLine::Blank:
+          case FileLine::Kind::Blank:
             break;
-          case FileLine::Ignored:
+          case FileLine::Kind::Ignored:
             ++r.ignored;
             break;
-          case FileLine::Malformed:
+          case FileLine::Kind::Malformed:
             ++r.malformed;
             break;
-          case FileLine::Message:
+          case FileLine::Kind::Message:
             r.unknownFields += l.unknownFields;
             into.apply(*l.message, 0);
             ++r.messages;
