@@ -34,6 +34,9 @@ export QT_QPA_PLATFORM=offscreen ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 cd "$dir"
 # In parallel like the plain suite: tests whose timing matters carry RUN_SERIAL.
 # Entries labelled python_only run no C++ of ours (the Python client's unit tests, the docs'
-# links): the plain suite ran them, the sanitizers would find nothing in them.
+# links): the plain suite ran them, the sanitizers would find nothing in them. Entries labelled
+# plain_only run C++ that other entries of this suite run too, through a slower harness (Debian's
+# torchrun, a login node over ssh, Python ranks): tests/integration/CMakeLists.txt says which
+# entry covers each.
 ctest --output-on-failure --timeout 900 -j "${DDPDESK_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}" \
-  -LE python_only "$@"
+  -LE "python_only|plain_only" "$@"

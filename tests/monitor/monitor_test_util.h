@@ -121,10 +121,10 @@ inline std::unique_ptr<QProcess> startHeadless(const QString& program, const QSt
 constexpr int kRealWorkerTimeoutMs = 300000;
 
 // `ddpdesk --headless <args>` with this build's ddpdesk-worker as its ranks' program.
-inline std::unique_ptr<QProcess> startRealHeadless(const QString& xdgData,
-                                                   const QStringList& args) {
+inline std::unique_ptr<QProcess> startRealHeadless(const QString& xdgData, const QStringList& args,
+                                                   const QProcessEnvironment& env = {}) {
   return startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral(DDPDESK_REAL_WORKER), xdgData,
-                       args);
+                       args, env);
 }
 #endif
 

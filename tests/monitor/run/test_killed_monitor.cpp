@@ -48,9 +48,13 @@ class TestKilledMonitor : public QObject {
   void initTestCase() { QVERIFY(data.isValid()); }
 
   void killedMonitorLeavesAResumableRunThatSaysWhatHappened() {
+    // 1,000 steps, each at least 3 ms (rank 0's data loading slowed): seconds to be killed in,
+    // and a resume that finishes soon.
     const QStringList spec = {"--task", "seed",         "--nproc", "2",        "--dataset-size",
-                              "4000",   "--batch-size", "4",       "--epochs", "30"};
-    auto monitor = startRealHeadless(data.path(), spec);
+                              "4000",   "--batch-size", "4",       "--epochs", "2"};
+    QProcessEnvironment slow;
+    slow.insert(QStringLiteral("DDPDESK_FAULT_SLOW_RANK"), QStringLiteral("0:3"));
+    auto monitor = startRealHeadless(data.path(), spec, slow);
     QString dir;
     QList<qint64> pids;
     QVERIFY(waitForStart(*monitor, &dir, &pids));
@@ -89,7 +93,7 @@ class TestKilledMonitor : public QObject {
     QCOMPARE(record->checkpoints.size(), 1);
 
     // And it resumes to the end in the same directory.
-    auto again = startRealHeadless(data.path(), {"--resume", dir});
+    auto again = startRealHeadless(data.path(), {"--resume", dir}, slow);
     QVERIFY(again->waitForFinished(kTimeout));
     QCOMPARE(again->exitCode(), 0);
     const auto status = RunDirectory::readStatus(dir);
