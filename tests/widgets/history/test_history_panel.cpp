@@ -28,6 +28,7 @@ QString makeRun(const QString& root, const QString& name, const QString& state, 
     st.lastStep = 10;
     st.totalSteps = 20;
     st.lastLoss = 0.5;
+    st.restarts = state == "Finished" ? 2 : 0;
     st.startedAt = QDateTime::currentDateTime();
     st.endedAt = st.startedAt;
     d.writeStatus(st);
@@ -64,6 +65,7 @@ class TestHistoryPanel : public QObject {
       return m->data(m->index(m->rowOf(path), col), Qt::DisplayRole).toString();
     };
     QCOMPARE(cell(stopped, RunHistoryModel::State), QStringLiteral("Stopped"));
+    QCOMPARE(cell(finished, RunHistoryModel::State), QStringLiteral("Finished (2 restarts)"));
     QCOMPARE(cell(active, RunHistoryModel::State), QStringLiteral("active / interrupted"));
     QCOMPARE(cell(stopped, RunHistoryModel::Steps), QStringLiteral("10 / 20"));
     QCOMPARE(cell(stopped, RunHistoryModel::Batch), QStringLiteral("16"));

@@ -34,7 +34,13 @@ int RunHistoryModel::rowOf(const QString& path) const {
 }
 
 QString RunHistoryModel::stateText(const RunRecord& r) {
-  return r.status ? r.status->state : tr("active / interrupted");
+  if (!r.status) return tr("active / interrupted");
+  // A run that recovered by itself says so (docs/recovery.md).
+  if (r.status->restarts > 0)
+    return r.status->restarts == 1
+               ? tr("%1 (1 restart)").arg(r.status->state)
+               : tr("%1 (%2 restarts)").arg(r.status->state).arg(r.status->restarts);
+  return r.status->state;
 }
 
 bool RunHistoryModel::canResume(const RunRecord& r) {
