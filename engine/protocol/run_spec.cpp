@@ -140,6 +140,10 @@ bool is_launcher_field(const std::string& key) {
   return key == "launcher" || key.rfind("slurm_", 0) == 0;
 }
 
+bool is_monitor_field(const std::string& key) {
+  return key == "nproc" || key == "on_end" || key == "max_restarts" || key == "restart_backoff";
+}
+
 std::string check_slurm_login(const std::string& text) {
   // What ssh takes as a destination without options or quoting: no '-' first, no blanks.
   static const std::regex login(

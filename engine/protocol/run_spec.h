@@ -204,6 +204,9 @@ std::string unknown_placeholder(const std::string& text);
 // Fields that say how the ranks are launched (launcher, slurm_*): the monitor reads them, the
 // worker's command line never needs them.
 bool is_launcher_field(const std::string& key);
+// Fields only the monitor acts on (nproc, on_end, max_restarts, restart_backoff): a rank's
+// command line (the worker's, a copied torchrun line) never carries them.
+bool is_monitor_field(const std::string& key);
 // sbatch's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (or empty). The one check, shared
 // by the spec and the batch-script writer's tests.
 bool is_slurm_time(const std::string& text);

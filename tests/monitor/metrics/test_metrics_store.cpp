@@ -232,6 +232,12 @@ class TestMetricsStore : public QObject {
     QCOMPARE(int(store.errors().size()), 1);
     QVERIFY(!store.rankInfo(7).seen);  // unknown ranks read as empty
     QCOMPARE(int(store.rankSeries(7).size()), 0);
+    // A new hello is a new life of the rank (a restart): the last one's error and event go,
+    // the run's list of errors keeps them.
+    store.ingest(std::vector<wire::Message>{hello(1, 2), hello(0, 2)});
+    QVERIFY(store.rankInfo(1).error.isEmpty());
+    QVERIFY(store.rankInfo(0).lastEvent.isEmpty());
+    QCOMPARE(int(store.errors().size()), 1);
   }
 
   void clearEmitsReset() {

@@ -64,6 +64,8 @@ class TestLaunchCommand : public QObject {
     s.log_interval = 10;
     s.name = "my run";
     s.on_end = "mail -s done me";  // the monitor's to run, never the ranks'
+    s.max_restarts = 2;            // the monitor restarts; a worker under torchrun cannot
+    s.restart_backoff = 5;
     const QString cmd = torchrunCommand(s, QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"));
     QCOMPARE(cmd,
              QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 2 "

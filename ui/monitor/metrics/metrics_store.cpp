@@ -187,6 +187,9 @@ void MetricsStore::Data::apply(const wire::Message& msg, quint64 revision) {
     i.pid = h->pid;
     i.host = QString::fromStdString(h->host);
     i.device = QString::fromStdString(h->device);
+    // A new life of the rank (a resume, a restart): its last words were the previous one's.
+    i.error.clear();
+    i.lastEvent.clear();
     ++sessions[rank];
     if (h->world > world) setWorld(h->world);
   }

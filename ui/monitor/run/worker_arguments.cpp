@@ -23,8 +23,7 @@ QStringList workerArguments(const RunSpec& spec) {
   QStringList args;
   for (const auto& f : run_spec_fields()) {
     const std::string key = f.key;
-    // on_end is the monitor's to run, never the ranks'.
-    if (key == "nproc" || key == "on_end" || is_launcher_field(key) || is_script_field(key) ||
+    if (is_monitor_field(key) || is_launcher_field(key) || is_script_field(key) ||
         (!userFiles && is_user_task_field(key)))
       continue;
     if (!alwaysShown(key) && given[key] == defaults[key]) continue;
