@@ -23,14 +23,18 @@ spec=(--task fmnist-mlp --nproc 2 --epochs 1 --batch-size 64 --checkpoint-every 
 
 # A headless run in its own data home; prints its run directory once it exists.
 start() {  # home
-  XDG_DATA_HOME=$1 "$bin" --headless "${spec[@]}" --name "$(basename "$1")" 2>"$1.err" &
+  XDG_DATA_HOME=$1 "$bin" --headless "${spec[@]}" --name "$(basename "$1")" >"$1.out" 2>"$1.err" &
   for _ in $(seq 600); do
     d=$(ls -d "$1"/ddpdesk/runs/* 2>/dev/null | head -n 1)
     [ -n "$d" ] && { echo "$d"; return; }
     sleep 0.05
   done
 }
-steps() { grep -c '"type":"step"' "$1/metrics.jsonl" 2>/dev/null || echo 0; }
+steps() {
+  local n
+  n=$(grep -c '"type":"step"' "$1/metrics.jsonl" 2>/dev/null)
+  echo "${n:-0}"
+}
 
 fresh=(); restart=()
 for ((i = 0; i < rounds; i++)); do
