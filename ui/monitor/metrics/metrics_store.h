@@ -185,7 +185,10 @@ class MetricsStore : public QObject {
     RankInfo& info(int rank, quint64 revision);
     void apply(const wire::Message& m, quint64 revision);
   };
-  struct Load;
+  // A load in progress: the messages ingested while it runs, applied after the file's.
+  struct Load {
+    std::vector<wire::Message> pending;
+  };
   static LoadResult readJsonl(const QString& path, Data& into);
   void adopt(Data&& data);
   void touch();

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <QJsonObject>
+#include <QJsonValue>
 #include <QObject>
 #include <QString>
 #include <functional>
@@ -120,5 +121,9 @@ class RunQueue : public QObject {
   int checking_ = -1;  // the entry whose pre-start check is running
   int checked_ = -1;   // the entry whose check passed, to start when the queue may
 };
+
+// A queue file's value as text (field_value_text, the one rule, on its JSON): for its error
+// lines and an entry's label.
+QString queueValueText(const QJsonValue& v);
 
 }  // namespace ddpdesk

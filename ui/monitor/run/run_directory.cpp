@@ -146,6 +146,10 @@ QString layoutPath(std::string (*name)(const std::string&), const QString& dir) 
 }
 }  // namespace
 
+bool RunDirectory::hasCheckpoint(const QString& dir) {
+  return !findCheckpoints(dir).isEmpty();
+}
+
 QString RunDirectory::specPath(const QString& dir) {
   return layoutPath(run_layout::spec_file, dir);
 }

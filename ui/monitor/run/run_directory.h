@@ -100,6 +100,8 @@ class RunDirectory {
   static QString rankMetricsPath(const QString& dir, int rank);  // metrics/rank-N.jsonl
 
   static std::optional<RunStatus> readStatus(const QString& dir);
+  // Whether the engine wrote a checkpoint there (run_layout.h's names).
+  static bool hasCheckpoint(const QString& dir);
   // A run directory (any directory holding spec.json), read for the history.
   static std::optional<RunRecord> readRecord(const QString& dir);
   // Every run under `root`, newest first.
