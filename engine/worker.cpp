@@ -274,6 +274,18 @@ int worker_main(int argc, char** argv) {
     return fail_input(settings.error);
   }
   const WorkerSettings& ws = settings.settings;
+  // A rank its launcher started again (torchrun --max-restarts, a requeued Slurm job) continues
+  // from the newest checkpoint of its run directory, not from scratch: its steps are then the
+  // uninterrupted run's (docs/recovery.md). Every rank of the attempt sees the same checkpoints:
+  // the launcher starts none before every rank of the previous attempt is gone.
+  if (!want_check && env.env->restart_count > 0 && spec.resume.empty() && !spec.run_dir.empty()) {
+    if (const auto found = list_checkpoints(spec.run_dir); !found.empty()) {
+      spec.resume = spec.run_dir;
+      if (env.env->rank == 0)
+        std::cerr << "ddpdesk-worker: restart " << env.env->restart_count << ": resuming from "
+                  << found.back() << "\n";
+    }
+  }
   // Setting up, part one: the task (model and data) loads before anything is written, so bad
   // input leaves no trace. Only here and around TrainingRun's set-up is BadInput caught.
   torch::Device device(torch::kCPU);

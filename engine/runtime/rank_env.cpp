@@ -168,7 +168,9 @@ RankEnvResult read_rank_env(const EnvLookup& get) {
 
   const char* agent = get("TORCHELASTIC_USE_AGENT_STORE");
   env.agent_store = agent && std::string(agent) == "True";
+  // torchrun's count of its restarts, else Slurm's of a requeued job's.
   IntVar restarts = int_var(get, "TORCHELASTIC_RESTART_COUNT", 0, kMaxWorld);
+  if (!restarts.present) restarts = int_var(get, "SLURM_RESTART_COUNT", 0, 1 << 30);
   env.restart_count = restarts.present && restarts.error.empty() ? restarts.value : 0;
   out.env = env;
   return out;

@@ -23,6 +23,8 @@ struct RankEnv {
   // torchrun's static rendezvous: its agent already hosts the TCPStore at MASTER_ADDR:PORT and
   // every rank is a client whose keys live under /worker/attempt_<restart_count>.
   bool agent_store = false;
+  // How often the launcher started this rank again: TORCHELASTIC_RESTART_COUNT, else a requeued
+  // Slurm job's SLURM_RESTART_COUNT (the worker then resumes from its run directory).
   int restart_count = 0;
   std::string source = "single";  // torchrun | slurm | single
 };

@@ -75,6 +75,21 @@ TEST(RankEnv, SlurmFallback) {
   EXPECT_EQ(r.env->master_addr, "n1");  // the user's MASTER_* win over the derived ones
   EXPECT_EQ(r.env->master_port, 1234);
   EXPECT_FALSE(r.env->agent_store);
+  EXPECT_EQ(r.env->restart_count, 0);
+}
+
+// A requeued Slurm job's tasks know it from SLURM_RESTART_COUNT (the worker then resumes); under
+// torchrun its own count wins.
+TEST(RankEnv, RestartCountFromTorchrunElseSlurm) {
+  auto r = read({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_RESTART_COUNT", "3"}});
+  ASSERT_TRUE(r.env) << r.error;
+  EXPECT_EQ(r.env->restart_count, 3);
+  r = read({{"RANK", "0"},
+            {"WORLD_SIZE", "1"},
+            {"TORCHELASTIC_RESTART_COUNT", "1"},
+            {"SLURM_RESTART_COUNT", "3"}});
+  ASSERT_TRUE(r.env) << r.error;
+  EXPECT_EQ(r.env->restart_count, 1);
 }
 
 TEST(RankEnv, TorchrunWinsOverSlurm) {

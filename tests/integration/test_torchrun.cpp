@@ -172,3 +172,77 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
   }
   EXPECT_GE(signalled, 1) << "no rank says it was stopped by torchrun's SIGTERM";
 }
+
+// torchrun --max_restarts: a rank killed mid-run makes torchrun start every rank again, and the
+// restarted worker continues from the newest checkpoint of its run directory (its restart count
+// tells it), so every step recorded after the restart is bitwise the uninterrupted run's and the
+// run ends with exit 0 (torchrun alone would start a script from scratch).
+TEST(Torchrun, MaxRestartsResumeFromTheCheckpointExactly) {
+  if (!have_torchrun())
+    GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
+  const std::string spec = "--task seed --epochs 2 --batch-size 4 --accum-steps 2 --seed 3 ";
+  const std::string ref = temp_dir("torchrun-restart-ref");
+  ASSERT_EQ(run_torchrun(ref, spec + "--metrics-file " + ref + "/m{rank}.jsonl"), 0)
+      << "see " << ref << "/out.txt";
+  std::map<std::int64_t, double> uninterrupted;
+  for (const auto& s : read_messages(ref + "/m0.jsonl", "step"))
+    uninterrupted[s["step"].get<std::int64_t>()] = s["global_loss"].get<double>();
+  ASSERT_EQ(uninterrupted.size(), 114u);  // 900 samples, 16 a step (the last one 4): 57 an epoch
+
+  const std::string dir = temp_dir("torchrun-restart");
+  const std::string port = std::to_string(free_port());
+  const std::string worker = worker_path();
+  const std::string metrics = dir + "/m{rank}.jsonl";
+  const std::string run_dir = dir + "/run";
+  const std::string out = dir + "/out.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::chdir(dir.c_str());
+    ::setenv("TMPDIR", dir.c_str(), 1);
+    ::setenv("DDPDESK_FAULT_SLOW_RANK", "0:15", 1);  // seconds long: killed mid-run
+    ::execl("/usr/bin/python3", "python3", "-m", "torch.distributed.run", "--redirects", "2",
+            "--tee", "2", "--max_restarts", "1", "--no_python", "--nproc_per_node", "2",
+            "--master_port", port.c_str(), worker.c_str(), "--task", "seed", "--epochs", "2",
+            "--batch-size", "4", "--accum-steps", "2", "--seed", "3", "--checkpoint-every", "5",
+            "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(), nullptr);
+    ::_exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  std::int64_t victim = 0;
+  while (victim == 0 && std::chrono::steady_clock::now() < deadline) {
+    if (last_step(dir + "/m1.jsonl") >= 12) {
+      const auto hello = read_messages(dir + "/m1.jsonl", "hello");
+      if (!hello.empty()) victim = hello.front()["pid"].get<std::int64_t>();
+    }
+    if (victim == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (victim > 0) ::kill(pid_t(victim), SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (::waitpid(pid, &status, WNOHANG) == 0) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "torchrun did not end; see " << out;
+  }
+  ASSERT_GT(victim, 0) << "rank 1 never trained; see " << out;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "see " << out;
+
+  // The restarted attempt resumed (not from step 0) and recorded every step to the end, each
+  // the uninterrupted run's loss.
+  bool resumed = false;
+  for (const auto& e : read_messages(dir + "/m0.jsonl", "event"))
+    resumed |= e["event"] == "started" && e.value("detail", "").rfind("resumed from", 0) == 0;
+  EXPECT_TRUE(resumed) << "see " << out;
+  std::map<std::int64_t, double> last;
+  for (const auto& s : read_messages(dir + "/m0.jsonl", "step"))
+    last[s["step"].get<std::int64_t>()] = s["global_loss"].get<double>();
+  ASSERT_FALSE(last.empty());
+  EXPECT_EQ(last.rbegin()->first, 114);
+  for (const auto& [step, loss] : last) EXPECT_EQ(loss, uninterrupted.at(step)) << "step " << step;
+}

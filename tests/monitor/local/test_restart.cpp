@@ -58,7 +58,7 @@ class TestRestart : public QObject {
     s.nproc = 2;
     s.batch_size = 4;
     s.accum_steps = 2;
-    s.epochs = 2;  // 900 samples, 16 a step: 112 steps
+    s.epochs = 2;  // 900 samples, 16 a step: 57 steps an epoch
     s.seed = 11;
     s.checkpoint_every = 5;
     s.max_restarts = maxRestarts;
