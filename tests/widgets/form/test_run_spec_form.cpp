@@ -206,6 +206,22 @@ class TestRunSpecForm : public QObject {
     QCOMPARE(size->placeholderText(), QStringLiteral("the script's own data (not used)"));
   }
 
+  // Restarts resume from checkpoints: with none set, the form says which interval they bring.
+  void restartsSayTheCheckpointsTheyBring() {
+    RunSpecForm form;
+    RunSpec s;
+    s.max_restarts = 2;
+    form.setSpec(s);
+    auto* hint = form.findChild<QLabel*>(QStringLiteral("max_restarts_hint"));
+    QVERIFY(hint);
+    QCOMPARE(hint->text(),
+             QStringLiteral("restarts resume from checkpoints: one every 10 min unless set"));
+    QVERIFY(!hint->isHidden());
+    s.checkpoint_every = 100;
+    form.setSpec(s);
+    QVERIFY(hint->isHidden());
+  }
+
   void presetsRoundTrip() {
     QTemporaryDir dir;
     RunSpecForm form;

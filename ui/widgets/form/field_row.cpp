@@ -126,6 +126,7 @@ FieldRow::FieldRow(const QString& key, const QString& help, QWidget* parent)
   error_->setVisible(false);
   v->addWidget(error_);
   hint_ = new QLabel(this);
+  hint_->setObjectName(key + QStringLiteral("_hint"));
   hint_->setStyleSheet(QStringLiteral("color: #666;"));
   hint_->setWordWrap(true);
   hint_->setVisible(false);
