@@ -101,8 +101,9 @@ struct RunSpec {
   std::int64_t resolved_dataset_size() const;
 };
 
-// Restarts resume from a checkpoint: a spec with max_restarts and no periodic checkpoints gets
-// one every kRestartCheckpointMinutes (with_restart_checkpoints(), applied when a run starts).
+// Restarts resume from a checkpoint: a spec with max_restarts (or slurm_requeue: a requeued
+// job's restart) and no periodic checkpoints gets one every kRestartCheckpointMinutes
+// (with_restart_checkpoints(), applied when a run starts).
 constexpr double kRestartCheckpointMinutes = 10.0;
 RunSpec with_restart_checkpoints(RunSpec spec);
 

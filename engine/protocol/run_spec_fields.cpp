@@ -262,7 +262,8 @@ const std::vector<Field>& fields() {
        }},
       {"slurm_requeue", Kind::Bool,
        "slurm: the job requeues on node failure and resumes from the newest checkpoint (1 or "
-       "given alone: on; 0: off)",
+       "given alone: on; 0: off; turns on a checkpoint every 10 minutes unless checkpoints are "
+       "set)",
        [](const RunSpec& s) { return json(s.slurm_requeue ? 1 : 0); },
        [](RunSpec& s, const json& v) { s.slurm_requeue = v.get<int>() != 0; },
        [](const RunSpec& s) -> std::string {

@@ -155,6 +155,17 @@ class TestRunSpecSlurm : public QObject {
     QVERIFY(!is_launcher_field("nproc"));
   }
 
+  // A requeued job resumes from a checkpoint: requeue brings periodic ones, as max_restarts does.
+  void requeueTurnsCheckpointsOn() {
+    RunSpec s;
+    s.launcher = "slurm";
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, 0.0);
+    s.slurm_requeue = true;
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, kRestartCheckpointMinutes);
+    s.checkpoint_every = 50;
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, 0.0);  // the user's own
+  }
+
   void extraOptionsSplit() {
     const auto o = slurm_extra_options(" --qos=debug ;\n--gres=gpu:4;; \n--exclusive ");
     QCOMPARE(o.size(), std::size_t(3));
