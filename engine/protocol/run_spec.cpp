@@ -270,7 +270,8 @@ std::vector<FieldError> validate(const RunSpec& spec) {
 }
 
 RunSpec with_restart_checkpoints(RunSpec spec) {
-  if (spec.max_restarts > 0 && spec.checkpoint_every == 0 && spec.checkpoint_minutes == 0)
+  if ((spec.max_restarts > 0 || spec.slurm_requeue) && spec.checkpoint_every == 0 &&
+      spec.checkpoint_minutes == 0)
     spec.checkpoint_minutes = kRestartCheckpointMinutes;
   return spec;
 }

@@ -79,6 +79,9 @@ struct RunSpec {
   std::string slurm_time;       // sbatch --time (e.g. 30, 1:00:00, 2-0); empty: the default
   std::string slurm_account;    // empty: the user's default account
   std::string slurm_extra;      // more sbatch options, ';' or newline between them
+  // The job requeues on node failure (#SBATCH --requeue) and its ranks resume from the run's
+  // newest checkpoint; the monitor follows the requeued job as the same run (docs/recovery.md).
+  bool slurm_requeue = false;
   // A login node to drive Slurm through over ssh ([user@]host[:port]); empty: sbatch here. With
   // one, run_dir is the local record of the run (the history entry) and slurm_remote_dir the
   // run directory on the cluster (empty: ~/ddpdesk-runs/<record's name> there).
@@ -98,8 +101,9 @@ struct RunSpec {
   std::int64_t resolved_dataset_size() const;
 };
 
-// Restarts resume from a checkpoint: a spec with max_restarts and no periodic checkpoints gets
-// one every kRestartCheckpointMinutes (with_restart_checkpoints(), applied when a run starts).
+// Restarts resume from a checkpoint: a spec with max_restarts (or slurm_requeue: a requeued
+// job's restart) and no periodic checkpoints gets one every kRestartCheckpointMinutes
+// (with_restart_checkpoints(), applied when a run starts).
 constexpr double kRestartCheckpointMinutes = 10.0;
 RunSpec with_restart_checkpoints(RunSpec spec);
 

@@ -260,6 +260,15 @@ const std::vector<Field>& fields() {
          }
          return {};
        }},
+      {"slurm_requeue", Kind::Bool,
+       "slurm: the job requeues on node failure and resumes from the newest checkpoint (1 or "
+       "given alone: on; 0: off; turns on a checkpoint every 10 minutes unless checkpoints are "
+       "set)",
+       [](const RunSpec& s) { return json(s.slurm_requeue ? 1 : 0); },
+       [](RunSpec& s, const json& v) { s.slurm_requeue = v.get<int>() != 0; },
+       [](const RunSpec& s) -> std::string {
+         return s.slurm_requeue && !s.is_slurm() ? "must be 0 unless launcher is slurm" : "";
+       }},
       {"slurm_login", Kind::Text,
        "slurm: submit through this login node over ssh, [user@]host[:port] (empty: sbatch here)",
        [](const RunSpec& s) { return json(s.slurm_login); },

@@ -237,7 +237,8 @@ class TestRunSpec : public QObject {
     QCOMPARE(to_json(RunSpec())["tensorboard"], nlohmann::json(0));
     bool listed = false;
     for (const FieldInfo& f : run_spec_fields()) {
-      QCOMPARE(f.boolean, std::string(f.key) == "tensorboard");
+      QCOMPARE(f.boolean,
+               std::string(f.key) == "tensorboard" || std::string(f.key) == "slurm_requeue");
       listed = listed || f.boolean;
     }
     QVERIFY(listed);

@@ -41,6 +41,7 @@ class TestRunSpecSlurm : public QObject {
     s.slurm_time = "1-12:00";
     s.slurm_account = "proj.42";
     s.slurm_extra = "--qos=debug;--gres=gpu:4";
+    s.slurm_requeue = true;
     SpecResult r = parse_run_spec(to_json_text(s));
     QVERIFY(r.ok());
     QCOMPARE(to_json(r.spec), to_json(s));
@@ -111,6 +112,11 @@ class TestRunSpecSlurm : public QObject {
     QTest::newRow("remote dir blank")
         << R"({"slurm_login":"login","slurm_remote_dir":"/a b"})"
         << "invalid slurm_remote_dir '/a b': must be a path without blanks or quotes";
+    QTest::newRow("requeue without slurm")
+        << R"({"slurm_requeue":1})"
+        << "invalid slurm_requeue '1': must be 0 unless launcher is slurm";
+    QTest::newRow("requeue 2") << R"({"launcher":"slurm","slurm_requeue":2})"
+                               << "invalid slurm_requeue '2': must be 0 or 1";
     QTest::newRow("dataset below the job's ranks")
         << R"({"launcher":"slurm","slurm_nodes":2,"slurm_tasks_per_node":4,"dataset_size":5})"
         << "invalid dataset_size '5': must be 0 or at least the Slurm job's ranks (8)";
@@ -144,7 +150,20 @@ class TestRunSpecSlurm : public QObject {
              std::string("--slurm-tasks-per-node"));
     QVERIFY(is_launcher_field("launcher"));
     QVERIFY(is_launcher_field("slurm_extra"));
+    QVERIFY(is_launcher_field("slurm_requeue"));
+    QCOMPARE(field_label("slurm_requeue", Spelling::Flag), std::string("--slurm-requeue"));
     QVERIFY(!is_launcher_field("nproc"));
+  }
+
+  // A requeued job resumes from a checkpoint: requeue brings periodic ones, as max_restarts does.
+  void requeueTurnsCheckpointsOn() {
+    RunSpec s;
+    s.launcher = "slurm";
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, 0.0);
+    s.slurm_requeue = true;
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, kRestartCheckpointMinutes);
+    s.checkpoint_every = 50;
+    QCOMPARE(with_restart_checkpoints(s).checkpoint_minutes, 0.0);  // the user's own
   }
 
   void extraOptionsSplit() {

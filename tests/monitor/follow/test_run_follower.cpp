@@ -1,6 +1,7 @@
 // RunFollower over a run directory whose rank files the test writes in pieces with the wire
 // codec: files appearing late, half lines, a restarted rank, the ends of a run (finished, error,
-// a local pid gone; a remote one is not judged by pid), and no message delivered twice.
+// a local pid gone; a remote one is not judged by pid), following on after the end when asked
+// (a requeued Slurm job), and no message delivered twice.
 #include <unistd.h>
 #include <QDir>
 #include <QProcess>
@@ -269,6 +270,38 @@ class TestRunFollower : public QObject {
     QVERIFY(f->allEnded());
     QCOMPARE(f->ranks().at(0).describe(), QStringLiteral("stopped"));
     QCOMPARE(got.steps[0].size(), want.size());
+  }
+
+  // A Slurm job's files (setFollowAfterEnd): its ranks all stopped and settled, a requeued
+  // attempt appends a new hello and steps: still read, the run not ended until they end again;
+  // without it the follower stops at the end.
+  void followedAfterTheEndWhenAskedSo() {
+    for (const bool after : {true, false}) {
+      init();
+      auto f = make();
+      f->setFollowAfterEnd(after);
+      Received got(*f);
+      QSignalSpy ended(f.get(), &RunFollower::runEnded);
+      QVERIFY(QDir(dir->path()).mkdir("metrics"));
+      const qint64 me = QCoreApplication::applicationPid();
+      std::string first = line(hello(0, 1, me));
+      for (int k = 1; k <= 5; ++k) first += line(step(0, k));
+      appendBytes(file(0), first + line(rankEvent(0, "stopped")));
+      QVERIFY(f->follow(dir->path()));
+      f->pollNow();  // settled (settle time 0)
+      QCOMPARE(ended.count(), 1);
+      QVERIFY(f->hasEnded());
+      std::string again = line(hello(0, 1, me));
+      for (int k = 6; k <= 8; ++k) again += line(step(0, k));
+      appendBytes(file(0), again);
+      f->pollNow();
+      QCOMPARE(got.steps[0], range(1, after ? 8 : 5));
+      QCOMPARE(f->hasEnded(), !after);
+      appendBytes(file(0), line(rankEvent(0, "finished")));
+      f->pollNow();
+      f->pollNow();
+      QCOMPARE(ended.count(), after ? 2 : 1);
+    }
   }
 
   // A rank of this host whose pid is gone without a last line has ended (failed); the same on

@@ -1,5 +1,5 @@
 // planRestart (run/restart_policy.h): which failures restart a run, the backoff, and the note a
-// failure that does not restart carries.
+// failure that does not restart carries; restartLine's two wordings.
 #include <QtTest>
 
 #include "qt_test_main.h"
@@ -36,6 +36,13 @@ class TestRestartPolicy : public QObject {
     QCOMPARE(planRestart(s, 2, killed(), true, false).delayMs, 8000);
     QCOMPARE(planRestart(s, 12, killed(), true, false).delayMs, kMaxRestartDelayMs);
     QCOMPARE(planRestart(withRestarts(1, 0), 0, killed(), true, false).delayMs, 0);
+  }
+  // The line a restart is said in; a Slurm requeue (maxRestarts 0) has no limit or delay of ours.
+  void restartLines() {
+    QCOMPARE(restartLine(1, 3, 2000, 120, QStringLiteral("rank 1 was killed")),
+             QStringLiteral("restart 1 of 3 in 2 s after step 120: rank 1 was killed"));
+    QCOMPARE(restartLine(2, 0, 0, 57, QStringLiteral("job 9 was requeued by Slurm; pending")),
+             QStringLiteral("restart 2 after step 57: job 9 was requeued by Slurm; pending"));
   }
   void exhaustedSaysSo() {
     const RestartPlan one = planRestart(withRestarts(1), 1, killed(), true, false);

@@ -5,7 +5,9 @@
 // to signal it only if running: a signal to a pending job is retried for 30 s), and the run ends
 // Stopped, nothing trained, with slurm.json naming the job; Stop on a job last seen pending that
 // has started since signals it (no cancel) and writes the stop file its ranks check as they
-// start, also when it starts between scancel's two questions.
+// start, also when it starts between scancel's two questions. A job that Slurm requeues after it
+// ran (its restart count grows, even through a moment in which scontrol calls it failed) is a
+// restart of the same run: said, counted, recorded, and the run ends with the requeued job.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -77,6 +79,65 @@ class TestSlurmController : public QObject {
     QVERIFY(!QFileInfo::exists(tmp.filePath("refused")));
     QVERIFY(calls().startsWith("sbatch --parsable --chdir=" + tmp.filePath("refused") + " " +
                                tmp.filePath("refused/job.sbatch")));
+  }
+
+  void requeuedJobIsARestartOfTheSameRun() {
+    const QString queue = tmp.filePath("squeue.out"), control = tmp.filePath("scontrol.out");
+    const auto say = [](const QString& path, const char* text) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(text);
+    };
+    tool("sbatch", "echo 4343");
+    tool("squeue", QStringLiteral("cat '%1'").arg(queue));
+    tool("scontrol", QStringLiteral("cat '%1'").arg(control));
+    tool("sacct", "exit 1");
+    say(queue, "RUNNING|None|n1|0\n");
+    say(control, "");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    QSignalSpy restarting(&c, &RunController::restarting);
+    RunSpec s = spec("requeue");
+    s.slurm_requeue = true;
+    QString error;
+    QVERIFY2(c.start(s, &error), qPrintable(error));
+    c.slurmJob()->setPollInterval(100);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 running on n1"), 30000);
+    // On its way back to the queue: gone from squeue, failed to scontrol, its count grown.
+    say(control,
+        "JobId=4343 JobName=x\n   JobState=FAILED Reason=NonZeroExitCode Restarts=1 "
+        "ExitCode=1:0\n");
+    say(queue, "");
+    QTRY_COMPARE_WITH_TIMEOUT(restarting.count(), 1, 30000);
+    QTest::qWait(250);  // more polls that still say failed
+    say(queue, "PENDING|BeginTime||1\n");
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 pending (BeginTime)"),
+                              30000);
+    QCOMPARE(c.state(), State::Starting);
+    QCOMPARE(c.restarts(), 1);
+    QCOMPARE(restarting.at(0).at(0).toInt(), 1);
+    QCOMPARE(restarting.at(0).at(1).toInt(), 0);  // the limit is Slurm's
+    QVERIFY2(restarting.at(0).at(2).toString().startsWith("job 4343 was requeued by Slurm"),
+             qPrintable(restarting.at(0).at(2).toString()));
+    say(queue, "RUNNING|None|n1|1\n");
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 running on n1"), 30000);
+    say(control,
+        "JobId=4343 JobName=x\n   JobState=COMPLETED Reason=None Restarts=1 ExitCode=0:0\n");
+    say(queue, "");
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c.state()), 30000);
+    QCOMPARE(c.state(), State::Finished);
+    QCOMPARE(restarting.count(), 1);
+    QCOMPARE(c.restarts(), 1);
+    QFile log(tmp.filePath("requeue/monitor.log"));
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(log.readAll());
+    QVERIFY2(text.contains("job 4343 requeued (restart 1): "), qPrintable(text));
+    QFile status(tmp.filePath("requeue/status.json"));
+    QVERIFY(status.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(status.readAll()).object().value("restarts").toInt(), 1);
+    QFile record(tmp.filePath("requeue/metrics.jsonl"));
+    QVERIFY(record.open(QIODevice::ReadOnly));
+    QVERIFY(record.readAll().contains("\"event\":\"restart\""));
   }
 
   void pendingJobStoppedIsCancelled() {

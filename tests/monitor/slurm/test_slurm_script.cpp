@@ -31,6 +31,7 @@ class TestSlurmScript : public QObject {
         "#SBATCH --nodes=2\n"
         "#SBATCH --ntasks-per-node=4\n"
         "#SBATCH --output=/shared/runs/r1/slurm-%j.out\n"
+        "#SBATCH --no-requeue\n"
         "\n"
         "# Written by ddpdesk. Each rank's output goes to rank-<N>.log here;\n"
         "# the ranks' messages to metrics/rank-<N>.jsonl, which ddpdesk follows.\n"
@@ -55,12 +56,12 @@ class TestSlurmScript : public QObject {
     const QString text = slurmBatchScript(s, QStringLiteral("/r"), QStringLiteral("/w"),
                                           QStringLiteral("/r/checkpoints/step-00000008.pt"));
     const QStringList lines = text.split(QLatin1Char('\n'));
-    QCOMPARE(lines.mid(1, 10),
+    QCOMPARE(lines.mid(1, 11),
              QStringList({"#SBATCH --job-name=ddpdesk-my_run_2", "#SBATCH --nodes=2",
                           "#SBATCH --ntasks-per-node=4", "#SBATCH --partition=gpu",
                           "#SBATCH --time=1:30:00", "#SBATCH --account=proj7",
-                          "#SBATCH --output=/r/slurm-%j.out", "#SBATCH --qos=debug",
-                          "#SBATCH --gres=gpu:4", "#SBATCH --exclusive"}));
+                          "#SBATCH --output=/r/slurm-%j.out", "#SBATCH --no-requeue",
+                          "#SBATCH --qos=debug", "#SBATCH --gres=gpu:4", "#SBATCH --exclusive"}));
     QVERIFY2(
         text.endsWith(QStringLiteral("--run-dir /r --resume /r/checkpoints/step-00000008.pt\n")),
         qPrintable(text));
@@ -103,6 +104,59 @@ class TestSlurmScript : public QObject {
                             "--bs 24 --out '/shared/r1/x y'"));
     QVERIFY2(!text.contains(QStringLiteral("trap")), qPrintable(text));
     QVERIFY2(!text.contains(QStringLiteral("--config")), qPrintable(text));
+  }
+
+  // slurm_requeue: the job may be requeued and appends to its outputs; requeued, the worker
+  // resumes from the run's newest checkpoint when there is one, else from the first attempt's.
+  void requeueWorker() {
+    RunSpec s = slurmSpec();
+    s.slurm_requeue = true;
+    const QString text =
+        slurmBatchScript(s, QStringLiteral("/r"), QStringLiteral("/w"), QStringLiteral("/old/run"));
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    QCOMPARE(lines.mid(4, 3), QStringList({"#SBATCH --output=/r/slurm-%j.out", "#SBATCH --requeue",
+                                           "#SBATCH --open-mode=append"}));
+    QVERIFY2(!text.contains(QStringLiteral("--no-requeue")), qPrintable(text));
+    for (const char* line :
+         {"resume=/old/run", "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then",
+          "  for c in /r/checkpoints/step-*.pt; do [ -e \"$c\" ] && resume=/r; done", "fi"})
+      QVERIFY2(lines.contains(QLatin1String(line)), line);
+    QVERIFY2(text.endsWith(QStringLiteral(
+                 "--config /r/spec.json --run-dir /r ${resume:+--resume \"$resume\"}\n")),
+             qPrintable(text));
+    // A run that began from nothing starts from nothing again before its first checkpoint.
+    const QString fresh =
+        slurmBatchScript(s, QStringLiteral("/r"), QStringLiteral("/w"), QString());
+    QVERIFY2(fresh.split(QLatin1Char('\n')).contains(QStringLiteral("resume=")), qPrintable(fresh));
+  }
+
+  // A requeued script run is told as a local restart tells it: the restart count, and the run
+  // directory to resume from ({resume} too); the first attempt as before.
+  void requeueScript() {
+    RunSpec s = slurmSpec();
+    s.task = "python";
+    s.script = "/home/u/train.py";
+    s.script_args = "--from {resume}";
+    s.workdir = "/home/u";
+    s.slurm_requeue = true;
+    const QString text = slurmBatchScript(s, QStringLiteral("/shared/r1"),
+                                          QStringLiteral("/opt/dd/bin/ddpdesk-worker"), QString());
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    const QString srun = QStringLiteral(
+        "srun --kill-on-bad-exit=1 --output=/shared/r1/rank-%t.log --chdir=/home/u "
+        "/opt/dd/bin/ddpdesk-rank python3 /home/u/train.py --from ");
+    const QStringList tail = {"export TORCHELASTIC_MAX_RESTARTS=${limit:-5}",
+                              "if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then",
+                              "  export TORCHELASTIC_RESTART_COUNT=\"$SLURM_RESTART_COUNT\"",
+                              "  export DDPDESK_RESUME=/shared/r1",
+                              "  " + srun + "/shared/r1",
+                              "else",
+                              "  " + srun + "''",
+                              "fi",
+                              ""};
+    QCOMPARE(lines.mid(lines.size() - tail.size()), tail);
+    QVERIFY2(lines.contains(QStringLiteral("#SBATCH --requeue")), qPrintable(text));
+    QVERIFY2(!lines.contains(QStringLiteral("export DDPDESK_RESUME=")), qPrintable(text));
   }
 
   void paths() {

@@ -56,6 +56,12 @@ class TestSlurmStatus : public QObject {
     QCOMPARE(r->state, S::Running);
     QCOMPARE(r->nodes, QStringLiteral("node[1-2]"));
     QCOMPARE(describeSlurmStatus(*r), QStringLiteral("running on node[1-2]"));
+    QCOMPARE(r->restarts, -1);                                     // not said
+    auto q = parseSqueue(QStringLiteral("PENDING|BeginTime||1"));  // requeued once
+    QVERIFY(q);
+    QCOMPARE(q->restarts, 1);
+    QCOMPARE(q->state, S::Pending);
+    QCOMPARE(describeSlurmStatus(*q), QStringLiteral("pending (BeginTime)"));
     QVERIFY(!parseSqueue(QString()).has_value());  // no longer in the queue
   }
 
@@ -74,6 +80,7 @@ class TestSlurmStatus : public QObject {
     QCOMPARE(s->reason, QStringLiteral("TimeLimit"));
     QCOMPARE(s->nodes, QStringLiteral("vm"));
     QCOMPARE(s->exitCode, QStringLiteral("0:15"));
+    QCOMPARE(s->restarts, 0);
     QVERIFY(s->ended());
     QCOMPARE(describeSlurmStatus(*s), QStringLiteral("timed out (exit 0:15)"));
     QVERIFY(!parseScontrolJob(QStringLiteral("slurm_load_jobs error: Invalid job id specified")));

@@ -3,6 +3,7 @@
 // a bad time limit is named under its field, and the preview shows the batch script for the
 // spec with Copy and Submit, creating nothing on disk.
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QLabel>
@@ -53,7 +54,7 @@ class TestRunSpecFormSlurm : public QObject {
     QVERIFY(form.isFieldShown("launcher"));
     QVERIFY(form.isFieldShown("nproc"));
     for (const char* k : {"slurm_nodes", "slurm_tasks_per_node", "slurm_partition", "slurm_time",
-                          "slurm_account", "slurm_extra"})
+                          "slurm_account", "slurm_extra", "slurm_requeue"})
       QVERIFY2(!form.isFieldShown(k), k);
   }
 
@@ -66,6 +67,10 @@ class TestRunSpecFormSlurm : public QObject {
     QVERIFY(form.spec().is_slurm());
     QVERIFY(form.isFieldShown("slurm_nodes"));
     QVERIFY(!form.isFieldShown("nproc"));  // the job's ranks are nodes x ranks per node
+    auto* requeue = qobject_cast<QCheckBox*>(form.editor("slurm_requeue"));
+    QVERIFY(requeue && form.isFieldShown("slurm_requeue"));
+    requeue->setChecked(true);
+    QVERIFY(form.spec().slurm_requeue);
     type(form, "slurm_nodes", "3");
     type(form, "slurm_tasks_per_node", "4");
     type(form, "slurm_partition", "batch");

@@ -109,6 +109,8 @@ std::vector<RunBackend::RankState> FollowedBackend::ranks() const {
 
 RunFollower* FollowedBackend::newFollower(bool filesEndTheRun) {
   follower_ = new RunFollower(this);
+  // A job's end ends the run, and a requeued job's ranks write again after they ended.
+  follower_->setFollowAfterEnd(!filesEndTheRun);
   RunController* c = &run();
   connect(follower_, &RunFollower::helloReceived, this, &FollowedBackend::onFollowedHello);
   connect(

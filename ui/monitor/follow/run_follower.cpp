@@ -86,7 +86,7 @@ void RunFollower::discoverFiles() {
 }
 
 void RunFollower::pollNow() {
-  if (dir_.isEmpty() || ended_) return;
+  if (dir_.isEmpty() || (ended_ && !follow_after_end_)) return;
   outputs_->poll([this](int rank, const QString& line) { Q_EMIT outputLine(rank, line); });
   discoverFiles();
   for (auto& [rank, tail] : tails_) pollRank(rank, *tail);
@@ -158,7 +158,7 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
         r.error.clear();
         r.gone = false;
         world_ = std::max(world_, h->world);
-        if (again) settling_ = false;
+        if (again) settling_ = ended_ = false;
         Q_EMIT helloReceived(*h);
         return;
       }
@@ -203,9 +203,9 @@ void RunFollower::checkEnd() {
     settling_ = true;
     settle_.start();
   }
-  if (settle_.elapsed() < settle_ms_) return;
+  if (ended_ || settle_.elapsed() < settle_ms_) return;
   ended_ = true;
-  timer_.stop();
+  if (!follow_after_end_) timer_.stop();
   Q_EMIT runEnded();
 }
 

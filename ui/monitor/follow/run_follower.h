@@ -71,6 +71,10 @@ class RunFollower : public QObject {
   // *error (one line) otherwise.
   bool follow(const QString& runDir, QString* error = nullptr);
   void stop();
+  // Where something else ends the run (a Slurm job, which Slurm may requeue after its ranks
+  // ended): polling goes on after runEnded(), and a rank's new hello makes the run not ended
+  // again (runEnded() is emitted again once all have ended once more).
+  void setFollowAfterEnd(bool on) { follow_after_end_ = on; }
   // Default 250 ms; the settle time (default 1 s) is counted in polls of at least that long.
   void setPollInterval(int ms);
   void setSettleTime(int ms) { settle_ms_ = ms; }
@@ -128,6 +132,7 @@ class RunFollower : public QObject {
   std::map<int, Rank> ranks_;
   int world_ = 0;
   bool ended_ = false;
+  bool follow_after_end_ = false;
   bool settling_ = false;
   QElapsedTimer settle_;
   Counters counters_;

@@ -36,6 +36,8 @@ RestartPlan planRestart(const RunSpec& spec, int done, const RunController::Fail
 }
 
 QString restartLine(int attempt, int maxRestarts, int delayMs, qint64 step, const QString& cause) {
+  if (maxRestarts <= 0)  // Slurm requeued the job: its limit and its timing are Slurm's
+    return QStringLiteral("restart %1 after step %2: %3").arg(attempt).arg(step).arg(cause);
   return QStringLiteral("restart %1 of %2 in %3 s after step %4: %5")
       .arg(attempt)
       .arg(maxRestarts)

@@ -26,6 +26,7 @@ RestartPlan planRestart(const RunSpec& spec, int done, const RunController::Fail
                         bool trained, bool stopRequested);
 
 // "restart 1 of 3 in 2 s after step 120: <cause>": monitor.log's line, headless's, the window's.
+// maxRestarts 0 (a Slurm job requeued, its limit Slurm's): "restart 1 after step 120: <cause>".
 QString restartLine(int attempt, int maxRestarts, int delayMs, qint64 step, const QString& cause);
 
 // Restart delays grow no longer than this.

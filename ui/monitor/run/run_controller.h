@@ -32,7 +32,9 @@
 // (restart_policy.h): Failed is then not entered; restarting() is emitted, the ranks are started
 // again after the backoff from the latest checkpoint, in the same directory, store and socket,
 // and the state goes Stopping -> Starting -> Running again. restarts() counts them; status.json
-// and the chart marks (an event "restart" in the record) keep them.
+// and the chart marks (an event "restart" in the record) keep them. A Slurm job requeued after
+// it ran (slurm_requeue) is a restart of the same run as well, Starting again until the ranks of
+// its new attempt say hello.
 //
 // A spec with launcher "slurm", or attach() of a directory whose slurm.json names a job:
 // SlurmBackend (slurm/slurm_backend.h), a batch job submitted with sbatch here or through a login
@@ -190,7 +192,8 @@ class RunController : public QObject {
   void rankConnected(int rank);
   void rankExited(int rank, const QString& how);
   // A rank failed and the run restarts from its checkpoint in `delayMs` (restart `attempt` of
-  // `maxRestarts`); `cause` is the failure, as reason() would have said it.
+  // `maxRestarts`); `cause` is the failure, as reason() would have said it. A Slurm job that
+  // Slurm requeued (spec slurm_requeue) restarts too: maxRestarts and delayMs 0, Slurm's to say.
   void restarting(int attempt, int maxRestarts, const QString& cause, int delayMs);
   // Protocol trouble worth showing (dropped connection, malformed lines).
   void warning(const QString& text);

@@ -77,6 +77,8 @@ void SlurmBackend::rememberForUndo(const QString& path, bool created) {
 }
 
 SlurmJob* SlurmBackend::newSlurmJob() {
+  job_ran_ = false;
+  restarts_seen_ = -1;
   auto* job = new SlurmJob(this);
   connect(job, &SlurmJob::submitted, this, &SlurmBackend::onSlurmSubmitted);
   connect(job, &SlurmJob::submitFailed, this, &SlurmBackend::onSlurmRejected);
@@ -167,6 +169,7 @@ void SlurmBackend::onSlurmSubmitted(const QString& jobId) {
   Q_EMIT run().launcherStatusChanged(launcherStatus());
   Q_EMIT run().jobSubmitted(jobId);
   remote_written_ = false;  // the job owns what was written
+  restarts_seen_ = 0;       // a new job: any requeue from now on is this run's restart
   if (!remote_dir_.isEmpty()) {
     followRemoteSlurm();
     if (stopRequested()) stopSlurm(true);
@@ -204,6 +207,7 @@ void SlurmBackend::onSlurmRejected(const QString& line) {
 }
 
 void SlurmBackend::onSlurmStatus(const SlurmJobStatus& s) {
+  followRequeue(s);
   launcherStatus() = QStringLiteral("job %1 %2").arg(job_->jobId(), describeSlurmStatus(s));
   // A script's ranks need not say hello (no client): the job running is the ranks running.
   if (script_metrics_ && s.state == SlurmJobStatus::State::Running && state() == State::Starting)

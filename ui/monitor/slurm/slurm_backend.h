@@ -14,6 +14,9 @@
 // stop writes the stop file there over ssh before the signal. A spec whose resume is an ssh://
 // URL (login_resume.h) continues the run in that directory on the cluster.
 //
+// A job that Slurm requeues after it ran (spec slurm_requeue) goes on as the same run, restarted
+// (slurm_backend_requeue.cpp).
+//
 // attach() of a directory whose slurm.json names a job (slurm_backend_attach.cpp) follows that
 // job as the submitting controller does: its state through squeue/scontrol/sacct, the end of the
 // run when the job ends, stop()/kill() on the job. Without Slurm's tools here, or once Slurm has
@@ -54,6 +57,9 @@ class SlurmBackend : public FollowedBackend {
   void onSlurmRejected(const QString& line);
   void onSlurmStatus(const SlurmJobStatus& s);
   void onSlurmEnded(const SlurmJobStatus& s);
+  // Slurm requeued the job (its restart count grew, or it is pending again after it ran): a
+  // restart of the same run (slurm_backend_requeue.cpp); false otherwise.
+  bool followRequeue(const SlurmJobStatus& s);
   void finalizeSlurm(const SlurmJobStatus& s);
   void nameFailedSlurmRank();
   void stopSlurm(bool graceful);
@@ -71,6 +77,8 @@ class SlurmBackend : public FollowedBackend {
   QString remoteScriptName() const;  // login:/dir/job.sbatch
 
   SlurmJob* job_ = nullptr;
+  bool job_ran_ = false;    // the job ran since it was submitted or last requeued
+  int restarts_seen_ = -1;  // Slurm's restart count of the job when last said (-1: not yet)
   // What a refused submission puts back: the directory it created, or an earlier run's
   // status.json and metrics/ (moved aside so its rank files are not read again).
   bool created_dir_ = false;

@@ -10,6 +10,9 @@ namespace {
 
 // A job neither squeue, scontrol nor sacct knows for this many polls in a row is given up on.
 constexpr int kLostPolls = 5;
+// A requeued job reported ended (on its way back to the queue) is taken as pending for at most
+// this many polls in a row.
+constexpr int kRequeuePolls = 5;
 
 }  // namespace
 
@@ -47,6 +50,7 @@ void SlurmJob::track(const QString& jobId) {
   ended_ = false;
   known_ = false;
   lost_polls_ = 0;
+  requeue_polls_ = 0;
   status_ = SlurmJobStatus();
   poll();
   poll_.start();
@@ -55,25 +59,27 @@ void SlurmJob::track(const QString& jobId) {
 void SlurmJob::poll() {
   if (querying_ || ended_ || id_.isEmpty()) return;
   querying_ = true;
-  commands_->run({QStringLiteral("squeue"), QStringLiteral("-h"), QStringLiteral("-j"), id_,
-                  QStringLiteral("-o"), QStringLiteral("%T|%r|%N")},
-                 [this](const ClusterCommand::Result& r) {
-                   const auto s = parseSqueue(QString::fromLocal8Bit(r.out));
-                   // Listed and not ended: that is all. Ended or not listed (squeue says
-                   // "Invalid job id" for a job slurmctld forgot): ask what became of it.
-                   if (r.ok() && s && !s->ended()) {
-                     querying_ = false;
-                     lost_polls_ = 0;
-                     update(*s, QStringLiteral("squeue"));
-                     return;
-                   }
-                   if (!r.started || r.timedOut) {
-                     querying_ = false;
-                     Q_EMIT warning(r.problem());
-                     return;
-                   }
-                   askAfterQueue();
-                 });
+  // RestartCnt: a requeue whose pending moment fell between two polls is still seen.
+  commands_->run(
+      {QStringLiteral("squeue"), QStringLiteral("-h"), QStringLiteral("-j"), id_,
+       QStringLiteral("-O"), QStringLiteral("State:0|,Reason:0|,NodeList:0|,RestartCnt:0")},
+      [this](const ClusterCommand::Result& r) {
+        const auto s = parseSqueue(QString::fromLocal8Bit(r.out));
+        // Listed and not ended: that is all. Ended or not listed (squeue says
+        // "Invalid job id" for a job slurmctld forgot): ask what became of it.
+        if (r.ok() && s && !s->ended()) {
+          querying_ = false;
+          lost_polls_ = 0;
+          update(*s, QStringLiteral("squeue"));
+          return;
+        }
+        if (!r.started || r.timedOut) {
+          querying_ = false;
+          Q_EMIT warning(r.problem());
+          return;
+        }
+        askAfterQueue();
+      });
 }
 
 void SlurmJob::askAfterQueue() {
@@ -114,9 +120,24 @@ void SlurmJob::askSacct() {
       });
 }
 
-void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
+void SlurmJob::update(const SlurmJobStatus& given, const QString& source) {
+  SlurmJobStatus s = given;
+  // Being requeued, a job is reported ended for a moment (FAILED, NonZeroExitCode) with its
+  // restart count grown: it is pending again, not ended — also in the next few polls that still
+  // say so (the requeue is under way); one that says so longer has ended.
+  const bool grown = known_ && status_.restarts >= 0 && s.restarts > status_.restarts;
+  const bool stillRequeuing = known_ && requeue_polls_ > 0 && requeue_polls_ < kRequeuePolls &&
+                              s.restarts == status_.restarts;
+  requeue_polls_ = s.ended() && (grown || stillRequeuing) ? requeue_polls_ + 1 : 0;
+  if (requeue_polls_ > 0) {
+    s.state = SlurmJobStatus::State::Pending;
+    s.slurmState = QStringLiteral("REQUEUED");
+    s.reason.clear();
+    s.exitCode.clear();
+  }
   const bool changed = !known_ || s.state != status_.state || s.reason != status_.reason ||
-                       s.nodes != status_.nodes || s.slurmState != status_.slurmState;
+                       s.nodes != status_.nodes || s.slurmState != status_.slurmState ||
+                       s.restarts != status_.restarts;
   known_ = true;
   status_ = s;
   if (changed) Q_EMIT statusChanged(status_);

@@ -4,7 +4,8 @@
 // default) or, when slurmctld has forgotten it, `sacct` (which needs accounting, slurmdbd).
 // Stop signals a running job's steps (`scancel --state=RUNNING --signal=TERM`: the ranks vote,
 // checkpoint and exit 0) and cancels a job that is still pending (`scancel --state=PENDING`);
-// kill cancels it (`scancel`).
+// kill cancels it (`scancel`). A job that Slurm requeues (its restart count grows) is pending
+// again, never ended, even where a tool reports it failed on its way back to the queue.
 #pragma once
 
 #include <QObject>
@@ -66,7 +67,8 @@ class SlurmJob : public QObject {
   bool querying_ = false;
   bool ended_ = false;
   QString end_source_;
-  int lost_polls_ = 0;  // squeue and both later tools knew nothing
+  int lost_polls_ = 0;     // squeue and both later tools knew nothing
+  int requeue_polls_ = 0;  // polls in a row that reported a job being requeued as ended
 };
 
 }  // namespace ddpdesk

@@ -55,6 +55,16 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
   // #SBATCH lines are not shell words: sbatch splits them at blanks and takes no quotes, so a
   // run directory with a blank would break them (the rank outputs below are quoted for bash).
   sbatch(QStringLiteral("--output=") + runDir + QStringLiteral("/slurm-%j.out"));
+  if (spec.slurm_requeue) {
+    // Requeued (a node failure, scontrol requeue), the job starts this script again; appending
+    // keeps the earlier attempt's batch output and rank logs.
+    sbatch(QStringLiteral("--requeue"));
+    sbatch(QStringLiteral("--open-mode=append"));
+  } else {
+    // A job requeued without it would train again from where it began, over its own files: the
+    // clusters whose JobRequeue lets jobs requeue by default are told not to.
+    sbatch(QStringLiteral("--no-requeue"));
+  }
   for (const auto& o : slurm_extra_options(spec.slurm_extra)) sbatch(QString::fromStdString(o));
   lines << QString();
   const ScriptRank script = scriptRankOf(spec, runDir, resume);
@@ -82,7 +92,21 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
         << shellQuote(worker) << QStringLiteral("--config")
         << shellQuote(RunDirectory::specPath(runDir)) << QStringLiteral("--run-dir")
         << shellQuote(runDir);
-    if (!resume.isEmpty()) cmd << QStringLiteral("--resume") << shellQuote(resume);
+    if (spec.slurm_requeue) {
+      // A requeued job (SLURM_RESTART_COUNT > 0) resumes from the run's newest checkpoint (what
+      // --resume <run_dir> picks), else from where the first attempt began.
+      lines << QStringLiteral(
+          "# Requeued by Slurm: resume from this run's newest checkpoint when it has one.");
+      lines << QStringLiteral("resume=") + (resume.isEmpty() ? QString() : shellQuote(resume));
+      lines << QStringLiteral("if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then");
+      lines << QStringLiteral(
+                   "  for c in %1/checkpoints/step-*.pt; do [ -e \"$c\" ] && resume=%1; done")
+                   .arg(shellQuote(runDir));
+      lines << QStringLiteral("fi");
+      cmd << QStringLiteral("${resume:+--resume \"$resume\"}");
+    } else if (!resume.isEmpty()) {
+      cmd << QStringLiteral("--resume") << shellQuote(resume);
+    }
   } else {
     // The script's signals stay as they are: Python's own, or the client's (a stop's SIGTERM
     // before the client is imported ends the rank, as under torchrun).
@@ -100,9 +124,34 @@ QString slurmBatchScript(const RunSpec& spec, const QString& runDir, const QStri
         "# Each task becomes a torchrun rank: ddpdesk-rank sets RANK, WORLD_SIZE, LOCAL_RANK,");
     lines << QStringLiteral(
         "# MASTER_ADDR (the step's first node), MASTER_PORT (from the job id), ... from srun's.");
-    cmd << shellQuote(QStringLiteral("--chdir=") + script.workdir)
-        << shellQuote(slurmRankTool(worker)) << shellQuote(script.program);
-    for (const QString& a : script.arguments) cmd << shellQuote(a);
+    const auto scriptCommand = [&](const ScriptRank& r) {
+      QStringList c = cmd;
+      c << shellQuote(QStringLiteral("--chdir=") + r.workdir) << shellQuote(slurmRankTool(worker))
+        << shellQuote(r.program);
+      for (const QString& a : r.arguments) c << shellQuote(a);
+      return c.join(QLatin1Char(' '));
+    };
+    if (spec.slurm_requeue) {
+      // As a local restart tells it (script_rank.h): the restart count, and the run directory
+      // to resume from (the script finds its own checkpoints there, {resume} is it too).
+      lines << QStringLiteral(
+          "# Requeued by Slurm: the script is told the restart and resumes from this run.");
+      lines << QStringLiteral(
+          "# Slurm's own limit on requeues (MaxBatchRequeue; 5 unless the cluster sets another).");
+      lines << QStringLiteral(
+          "limit=$(scontrol show config 2>/dev/null | sed -n 's/^MaxBatchRequeue *= *//p')");
+      lines << QStringLiteral("export TORCHELASTIC_MAX_RESTARTS=${limit:-5}");
+      lines << QStringLiteral("if [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ]; then");
+      lines << QStringLiteral("  export TORCHELASTIC_RESTART_COUNT=\"$SLURM_RESTART_COUNT\"");
+      lines << QStringLiteral("  export DDPDESK_RESUME=") + shellQuote(runDir);
+      lines << QStringLiteral("  ") + scriptCommand(scriptRank(spec, runDir, runDir));
+      lines << QStringLiteral("else");
+      lines << QStringLiteral("  ") + scriptCommand(script);
+      lines << QStringLiteral("fi");
+      return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+    }
+    lines << scriptCommand(script);
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
   }
   lines << cmd.join(QLatin1Char(' '));
   return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');

@@ -3,6 +3,7 @@
 //   #SBATCH --job-name=ddpdesk-<name or task>
 //   #SBATCH --nodes=N / --ntasks-per-node=T / [--partition, --time, --account]
 //   #SBATCH --output=<run_dir>/slurm-%j.out       (the batch shell's own output)
+//   #SBATCH --no-requeue                          (--requeue, --open-mode=append: see below)
 //   #SBATCH <each slurm_extra option>
 //   export DDPDESK_STOP_FILE=<run_dir>/stop-requested
 //   srun --kill-on-bad-exit=1 --output=<run_dir>/rank-%t.log <worker> --config <run_dir>/spec.json
@@ -18,6 +19,11 @@
 //   srun ... --chdir=<workdir> <worker's folder>/ddpdesk-rank <python> <script> <args...>
 // where ddpdesk-rank (engine/runtime/torchrun_rank.h) sets torchrun's variables from srun's
 // and execs the interpreter; no signal is ignored (Python's own, or the client's, take them).
+// With spec.slurm_requeue: `#SBATCH --requeue` and `--open-mode=append` (a requeued job runs
+// this script again; the earlier attempt's outputs stay), and when SLURM_RESTART_COUNT > 0 the
+// ranks resume from the run directory's newest checkpoint if it has one, else from `resume`; a
+// script run is then told TORCHELASTIC_RESTART_COUNT=$SLURM_RESTART_COUNT and DDPDESK_RESUME=
+// <run_dir> (with {resume} filled so), and TORCHELASTIC_MAX_RESTARTS is Slurm's MaxBatchRequeue.
 #pragma once
 
 #include <QString>

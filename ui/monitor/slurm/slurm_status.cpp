@@ -97,11 +97,14 @@ bool endedByStopSignal(const SlurmJobStatus& s) {
 }
 
 std::optional<SlurmJobStatus> parseSqueue(const QString& text) {
-  const QStringList f = firstLineFields(text);  // STATE|REASON|NODELIST
+  const QStringList f = firstLineFields(text);  // STATE|REASON|NODELIST|RESTARTCNT
   auto s = fromWord(f.value(0));
   if (!s) return std::nullopt;
   s->reason = f.value(1).trimmed();
   s->nodes = f.value(2).trimmed();
+  bool counted = false;
+  const int restarts = f.value(3).trimmed().toInt(&counted);
+  if (counted) s->restarts = restarts;
   return s;
 }
 
@@ -118,6 +121,9 @@ std::optional<SlurmJobStatus> parseScontrolJob(const QString& text) {
   s->reason = kv.value(QStringLiteral("Reason"));
   s->nodes = kv.value(QStringLiteral("NodeList"));
   s->exitCode = kv.value(QStringLiteral("ExitCode"));
+  bool counted = false;
+  const int restarts = kv.value(QStringLiteral("Restarts")).toInt(&counted);
+  if (counted) s->restarts = restarts;
   return s;
 }
 

@@ -1,5 +1,6 @@
 // What Slurm says about a job, parsed from its tools' text (pure functions, no I/O):
-//   squeue -h -j ID -o '%T|%r|%N'         while the job is in the queue (pending/running)
+//   squeue -h -j ID -O 'State:0|,Reason:0|,NodeList:0|,RestartCnt:0'
+//                                         while the job is in the queue (pending/running)
 //   scontrol show job ID                  after it left the queue, while slurmctld remembers it
 //                                         (MinJobAge, 300 s by default)
 //   sacct -n -X -P -j ID -o State,ExitCode,NodeList   from accounting (needs slurmdbd)
@@ -17,6 +18,8 @@ struct SlurmJobStatus {
   QString reason;      // why it is pending (Resources, Priority, ...); empty or "None" otherwise
   QString nodes;       // the node list (compressed, as Slurm prints it)
   QString exitCode;    // "0:0" (code:signal) once it ended, when the tool says
+  int restarts =
+      -1;  // times Slurm requeued it (squeue's RestartCnt, scontrol's Restarts); -1: not said
   bool ended() const { return state != State::Pending && state != State::Running; }
 };
 

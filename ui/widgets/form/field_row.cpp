@@ -98,6 +98,7 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("slurm_time"), QObject::tr("Time limit")},
       {QStringLiteral("slurm_account"), QObject::tr("Account")},
       {QStringLiteral("slurm_extra"), QObject::tr("More sbatch options")},
+      {QStringLiteral("slurm_requeue"), QObject::tr("Requeue on node failure")},
       {QStringLiteral("slurm_login"), QObject::tr("Login node (ssh)")},
       {QStringLiteral("slurm_remote_dir"), QObject::tr("Run directory there")},
   };

@@ -315,11 +315,13 @@ void RunSpecForm::updateHints() {
       e->setPlaceholderText(datasetDefaultText());
   // Restarts resume from checkpoints: the interval they bring when none is set.
   const RunSpec withRestarts = with_restart_checkpoints(spec_);
-  hint(QStringLiteral("max_restarts"),
-       withRestarts.checkpoint_minutes != spec_.checkpoint_minutes
-           ? tr("restarts resume from checkpoints: one every %1 min unless set")
-                 .arg(kRestartCheckpointMinutes)
-           : QString());
+  const QString restartHint = withRestarts.checkpoint_minutes != spec_.checkpoint_minutes
+                                  ? tr("restarts resume from checkpoints: one every %1 min "
+                                       "unless set")
+                                        .arg(kRestartCheckpointMinutes)
+                                  : QString();
+  hint(QStringLiteral("max_restarts"), spec_.max_restarts > 0 ? restartHint : QString());
+  hint(QStringLiteral("slurm_requeue"), spec_.slurm_requeue ? restartHint : QString());
   const int cores = QThread::idealThreadCount();
   hint(QStringLiteral("nproc"),
        !cuda && spec_.nproc > cores

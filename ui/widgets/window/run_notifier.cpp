@@ -70,7 +70,9 @@ void RunNotifier::lossNotFinite(qint64 step) {
 }
 
 void RunNotifier::restarting(int attempt, int maxRestarts, const QString& cause) {
-  notifyMidRun(tr("restarting (%1 of %2)").arg(attempt).arg(maxRestarts), firstLine(cause), false);
+  const QString what = maxRestarts > 0 ? tr("restarting (%1 of %2)").arg(attempt).arg(maxRestarts)
+                                       : tr("restarting (%1)").arg(attempt);  // Slurm requeued it
+  notifyMidRun(what, firstLine(cause), false);
 }
 
 }  // namespace ddpdesk
