@@ -142,6 +142,25 @@ const QString kPyAllreduce = QStringLiteral(
     "  File \"/work/train.py\", line 44 in average\n"
     "  File \"/work/train.py\", line 80 in <module>\n");
 
+// A PyTorch DDP rank (python3, Gloo) waiting at the end of backward for its peer, abbreviated
+// from gdb: the main thread in the Reducer, a c10d worker in Gloo's receive, an idle one.
+const QString kGdbPythonDdpWaiting = QStringLiteral(
+    "Thread 8 (Thread 0x7f2e652da6c0 (LWP 13077) \"python3\"):\n"
+    "#6  0x00007f2e9052bd6b in gloo::transport::tcp::UnboundBuffer::waitRecv(int*, "
+    "std::chrono::duration<long, std::ratio<1l, 1000l> >) () from /lib/libgloo.so.0\n"
+    "#9  0x00007f2e8106c8ad in c10d::ProcessGroupGloo::AsyncWork::execute(c10::intrusive_ptr<"
+    "c10d::ProcessGroupGloo::AsyncWork>) () from /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13\n"
+    "#10 0x00007f2e8106c9d4 in c10d::ProcessGroupGloo::runLoop(int) () from libtorch_cpu.so\n"
+    "Thread 7 (Thread 0x7f2e65adb6c0 (LWP 13076) \"python3\"):\n"
+    "#4  ___pthread_cond_wait (cond=0x589c230, mutex=0x589c208) at pthread_cond_wait.c:618\n"
+    "#5  0x00007f2e8106cac1 in c10d::ProcessGroupGloo::runLoop(int) () from libtorch_cpu.so\n"
+    "Thread 1 (Thread 0x7f2e94a02040 (LWP 13062) \"python3\"):\n"
+    "#4  ___pthread_cond_wait (cond=0x5bc7108, mutex=0x5bc70d8) at pthread_cond_wait.c:618\n"
+    "#5  0x00007f2e810a5023 in c10d::Reducer::finalize_backward() () from libtorch_cpu.so\n"
+    "#9  0x00007f2e80738bca in torch::autograd::Engine::thread_main(std::shared_ptr<"
+    "torch::autograd::GraphTask> const&) () from /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13\n"
+    "#20 0x00000000005ae3d3 in _PyEval_EvalFrameDefault ()\n");
+
 // The signal taken on a helper thread: the main thread is still the one running <module>.
 const QString kPyBackwardOnOtherThread = QStringLiteral(
     "Current thread 0x00007f3a1c7fe6c0 (most recent call first):\n"
@@ -253,6 +272,15 @@ class TestStackVerdict : public QObject {
         "#1  0x2 in c10d::Reducer::finalize_backward() ()\n");
     s.python = kPyBackwardOnOtherThread;
     QCOMPARE(classifyRank(s).phase, StackPhase::Collective);
+    // A real DDP rank waiting at the end of backward: autograd's frames are outer, the Reducer's
+    // wait tells; its Python stack alone would say backward.
+    s.pid = 13062;
+    s.native = kGdbPythonDdpWaiting;
+    const PhaseReading ddp = classifyRank(s);
+    QCOMPARE(ddp.phase, StackPhase::Collective);
+    QCOMPARE(ddp.collective, QStringLiteral("allreduce"));
+    QVERIFY2(ddp.frame.contains(QLatin1String("Reducer::finalize_backward")),
+             qPrintable(ddp.frame));
     RankStacks none;
     none.problem = QStringLiteral("process 5 is gone");
     QVERIFY(!classifyRank(none).taken);

@@ -27,10 +27,11 @@ const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = {
       // Collectives. ddpdesk's: GradSync::finish_window waits for the gradient allreduce, the
       // communicators' allreduce/broadcast/barrier (shm, Gloo, NCCL), broadcast_buffers; Gloo's,
-      // NCCL's and c10d's own entry points and waits. Not the libraries' idle threads (Gloo's
-      // tcp loop, NCCL's watchdog) nor OpenMP's team barriers.
+      // NCCL's and c10d's own entry points and waits; PyTorch DDP's Reducer::finalize_backward
+      // (the end of backward, waiting for the gradient allreduce). Not the libraries' idle threads
+      // (Gloo's tcp loop, c10d's runLoop, NCCL's watchdog) nor OpenMP's team barriers.
       {Source::Native, StackPhase::Collective, "allreduce",
-       R"((?i)all_?reduce|GradSync::finish_window)"},
+       R"((?i)all_?reduce|GradSync::finish_window|c10d::Reducer::finalize_backward)"},
       {Source::Native, StackPhase::Collective, "reduce_scatter", R"((?i)reduce_?scatter)"},
       {Source::Native, StackPhase::Collective, "allgather", R"((?i)all_?gather)"},
       {Source::Native, StackPhase::Collective, "broadcast",
