@@ -1,4 +1,4 @@
-// StallWatch's rules on a clock of the test's own: nothing before the first message, a run-wide
+// StallWatch's rules on a clock of the test's own: nothing before the first step, a run-wide
 // stall at half the collective timeout, said once and again only after a step, a rank silent
 // while the others step, a rank that never steps never called silent, gauges not progress (the
 // controller feeds only progress), the limit stretched by a run's own long gaps, and end().
@@ -27,13 +27,23 @@ class TestStallWatch : public QObject {
     QCOMPARE(stallLimitMs(6.0, 1500), qint64(4500));
   }
 
-  void nothingBeforeTheFirstMessage() {
+  void nothingBeforeTheFirstStep() {
     StallWatch w;
     QSignalSpy spy(&w, &StallWatch::stalled);
     make(w, 2, 6.0);
     now += 100000;
     w.check();
+    // Events (started, a resume's detail) but no step yet: a long first step is no stall.
+    w.heard(0, false);
+    w.heard(1, false);
+    now += 100000;
+    w.check();
     QCOMPARE(spy.count(), 0);
+    QCOMPARE(w.limitMs(), qint64(3000));  // and the wait for the first step is no gap
+    w.heard(0, true);
+    now += 3000;
+    w.check();
+    QCOMPARE(spy.count(), 1);
   }
 
   void noStepFromAnyRankIsSaidOnceAtTheLimit() {

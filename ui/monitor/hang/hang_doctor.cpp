@@ -103,7 +103,7 @@ void HangDoctor::onCollected(const std::vector<RankStacks>& stacks, const QStrin
   const QString path = filePath(QDateTime::currentDateTime());
   QDir().mkpath(QFileInfo(path).absolutePath());
   const QString text =
-      fileText(run_.runDirectory(), why_, verdict, StackCollector::nativeTool(), note, stacks);
+      fileText(run_.runDirectory(), why_, verdict, collector_.tool(), note, stacks);
   QString error;
   const bool written = writeFileAtomically(path, text.toUtf8(), &error);
   Q_EMIT examined(why_, verdict, written ? path : QString());

@@ -51,6 +51,8 @@ class StackCollector : public QObject {
   // collection is already under way.
   bool collect(const std::vector<StackTarget>& targets, const QString& runDir);
   bool busy() const { return busy_; }
+  // The native tool of the latest collection ("gdb", "eu-stack" or empty).
+  QString tool() const { return tool_; }
 
   static constexpr int kParallel = 4;
   static constexpr int kPythonWaitMs = 3000;

@@ -42,16 +42,16 @@ StallWatch::Rank& StallWatch::rank(int r) {
 
 void StallWatch::heard(int r, bool step) {
   if (!watching_ || r < 0) return;
+  // Armed by the run's first optimizer step: before it, a rank may legitimately take minutes
+  // (loading data, torch.compile, CUDA's start) without a word.
+  if (!armed_ && !step) return;
   const qint64 now = clock_();
   Rank& k = rank(r);
   // The run's own pace; not a stall already said (a hang that passed is no pace to wait for).
   if (k.last_ms >= 0 && !k.said && !said_all_)
     longest_gap_ms_ = std::max(longest_gap_ms_, now - k.last_ms);
   k.last_ms = now;
-  if (!armed_) {
-    armed_ = true;
-    last_step_ms_ = now;  // the silence is counted from the first word of the run
-  }
+  armed_ = true;
   if (step) {
     k.stepped = true;
     k.said = false;

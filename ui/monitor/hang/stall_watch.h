@@ -3,7 +3,8 @@
 // evaluation or an event is progress, a gauge is not (the system sampler runs on its own thread
 // while the training thread hangs).
 //
-// The rules (stallLimitMs() and check()), armed by the run's first message after begin():
+// The rules (stallLimitMs() and check()), armed by the run's first optimizer step after begin()
+// (before it, loading, torch.compile or CUDA's start may take minutes without a word):
 //   - no optimizer step from any rank for the limit: "no optimizer step from any rank for 3.1 s";
 //   - a rank that has stepped before, silent for the limit while another rank was heard from
 //     within it: "rank 2 has been silent for 31 s while the others step" (a rank that never
@@ -67,7 +68,7 @@ class StallWatch : public QObject {
   bool armed_ = false;
   double timeout_s_ = 60;
   std::vector<Rank> ranks_;
-  qint64 last_step_ms_ = -1;  // the newest step of any rank (or the arming message)
+  qint64 last_step_ms_ = -1;  // the newest step of any rank
   qint64 longest_gap_ms_ = 0;
   bool said_all_ = false;
 };
