@@ -63,6 +63,7 @@ foreach(_package IN LISTS _engine_depends)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", ${_package}")
 endforeach()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch")
+# gdb (or elfutils' eu-stack): the hang doctor's native stacks of a stalled run (docs/recovery.md).
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch, gdb | elfutils")
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -335,6 +335,10 @@ int worker_main(int argc, char** argv) {
   if (has_monitor) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1) g_stop = true;  // the monitor died before prctl took effect
+    // The hang doctor attaches gdb or eu-stack, the monitor's children, to this rank: a kernel
+    // with Yama's ptrace_scope 1 lets only a declared tracer and its descendants attach. (Not
+    // Yama: EINVAL, nothing to declare.)
+    prctl(PR_SET_PTRACER, monitor_pid, 0, 0, 0);
   }
   // A stop asked for before this rank started: the signal reached only ranks already running.
   if (!ws.stop_file.empty() && std::filesystem::exists(ws.stop_file)) g_stop = true;

@@ -29,6 +29,7 @@ test_packages=(
   openssh-server                             # the ssh tests run a private sshd
   desktop-file-utils                         # the install test validates ddpdesk.desktop
   dbus-daemon                                # notifications on a private D-Bus session bus
+  gdb elfutils                               # the hang doctor's native stacks (eu-stack too)
 )
 case "${1:-}" in
   "") ;;

@@ -68,12 +68,23 @@ bool read_faults(const EnvLookup& get, FaultSettings* f, std::string* error) {
     f->slow_rank = static_cast<int>(rank);
     f->slow_ms = static_cast<double>(ms);
   }
+  if (const std::string v = text(get, "DDPDESK_FAULT_HOLD_RANK"); !v.empty()) {
+    const auto colon = v.find(':');
+    std::int64_t rank = -1, step = -1;
+    if (colon == std::string::npos || !parse_int(v.substr(0, colon), 0, &rank) ||
+        !parse_int(v.substr(colon + 1), 1, &step) || rank > std::numeric_limits<int>::max()) {
+      *error = invalid("DDPDESK_FAULT_HOLD_RANK", v, "must be RANK:STEP (e.g. 1:5)");
+      return false;
+    }
+    f->hold_rank = static_cast<int>(rank);
+    f->hold_step = step;
+  }
   return true;
 }
 #else
 bool read_faults(const EnvLookup& get, FaultSettings*, std::string* error) {
   for (const char* name : {"DDPDESK_FAULT_NAN_AT_STEP", "DDPDESK_FAULT_KILL_IN_CHECKPOINT",
-                           "DDPDESK_FAULT_SLOW_RANK"}) {
+                           "DDPDESK_FAULT_SLOW_RANK", "DDPDESK_FAULT_HOLD_RANK"}) {
     if (!text(get, name).empty()) {
       *error = invalid(name, text(get, name),
                        "fault injection is not built in (configure with "

@@ -20,6 +20,9 @@ struct FaultSettings {
   double slow_ms = 0;                    //   loading MS milliseconds slower per micro-step
   std::int64_t kill_in_checkpoint = -1;  // DDPDESK_FAULT_KILL_IN_CHECKPOINT: SIGKILL half-way
                                          //   through writing that step's checkpoint
+  int hold_rank = -1;                    // DDPDESK_FAULT_HOLD_RANK=RANK:STEP: that rank never
+  std::int64_t hold_step = -1;           //   leaves its data loading from optimizer step STEP
+                                         //   (1-based) on: a hung input pipeline
 };
 
 // Whether this build reads FaultSettings (CMake option DDPDESK_FAULT_INJECTION).

@@ -23,6 +23,18 @@ class FaultInjection {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(f_.slow_ms));
 #endif
   }
+  // A hung input pipeline: from optimizer step `step` (1-based) on, the held rank never leaves
+  // its data loading; it sleeps in a loop until it is killed (a stop signal does not end it: the
+  // stop is agreed in the allreduce it never reaches). Out of line, under a name of its own, so a
+  // stack taken from the rank shows it inside its data loading (the hang doctor's test).
+#ifdef DDPDESK_FAULT_INJECTION
+  [[gnu::noinline]] void hold_data_loading(std::int64_t step) const {
+    if (f_.hold_rank != rank_ || f_.hold_step < 1 || step < f_.hold_step) return;
+    for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+#else
+  void hold_data_loading(std::int64_t) const {}
+#endif
   // A non-finite loss on rank 0 at the configured optimizer step (1-based).
   torch::Tensor poison_loss(torch::Tensor loss, std::int64_t step) const {
 #ifdef DDPDESK_FAULT_INJECTION

@@ -202,6 +202,7 @@ class Trainer {
       Batch batch =
           to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
       faults_.slow_data();
+      faults_.hold_data_loading(pos_.step + 1);
       clock_.mark(StepClock::Data);
       torch::Tensor loss =
           faults_.poison_loss(task_.loss_sum(task_.forward(batch), batch), pos_.step + 1);

@@ -27,6 +27,7 @@ import time
 
 from . import _env
 from . import _signals
+from . import _stacks
 from ._client import Client
 
 __all__ = ["log", "log_eval", "should_stop", "request_stop", "run_dir", "active", "rank",
@@ -185,6 +186,8 @@ def _start():
     elif late:
         _CLIENT._say("imported after %d other thread(s) started: a stop signal may "
                      "interrupt one of them mid-computation; put `import ddpdesk` first" % late)
+    if taken:  # the main thread: the hang doctor's signal is delivered there (_stacks.py)
+        _stacks.register(settings.run_dir, settings.rank)
     if settings.stop_file and os.path.exists(settings.stop_file):
         _CLIENT.request_stop("stop requested before this rank started (stop file %s)"
                              % settings.stop_file)

@@ -106,3 +106,22 @@ TEST(WorkerSettings, FaultsOnlyInBuildsThatHaveThem) {
   EXPECT_EQ(read({{"DDPDESK_FAULT_NAN_AT_STEP", "x"}}).error,
             "invalid environment DDPDESK_FAULT_NAN_AT_STEP='x': must be an optimizer step from 1");
 }
+
+TEST(WorkerSettings, HoldRankFaultIsRankAndStep) {
+  const auto r = read({{"DDPDESK_FAULT_HOLD_RANK", "3:5"}});
+  if (!fault_injection_built()) {
+    EXPECT_EQ(r.error,
+              "invalid environment DDPDESK_FAULT_HOLD_RANK='3:5': fault injection is not built "
+              "in (configure with -DDDPDESK_FAULT_INJECTION=ON)");
+    return;
+  }
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.settings.faults.hold_rank, 3);
+  EXPECT_EQ(r.settings.faults.hold_step, 5);
+  EXPECT_EQ(read({}).settings.faults.hold_rank, -1);
+  for (const char* bad : {"3", "3:", ":5", "3:0", "-1:5", "3:x", "1:5:7"})
+    EXPECT_EQ(read({{"DDPDESK_FAULT_HOLD_RANK", bad}}).error,
+              std::string("invalid environment DDPDESK_FAULT_HOLD_RANK='") + bad +
+                  "': must be RANK:STEP (e.g. 1:5)")
+        << bad;
+}

@@ -19,7 +19,9 @@
 #include "charts/loss_chart.h"
 #include "form/launch_command.h"
 #include "form/run_spec_form.h"
+#include "hang/stack_collector.h"
 #include "history/history_panel.h"
+#include "live/hang_banner.h"
 #include "live/log_view.h"
 #include "live/rank_table.h"
 #include "live/run_status_strip.h"
@@ -126,6 +128,36 @@ class TestMainWindow : public QObject {
     const auto status = RunDirectory::readStatus(w->controller()->runDirectory());
     QVERIFY(status && status->state == "Stopped");
     QVERIFY(!w->logView()->failureShown());
+  }
+
+  void stacksButtonTakesEveryRanksStackAndOpensTheFile() {
+    if (StackCollector::nativeTool().isEmpty())
+      QSKIP("neither gdb nor eu-stack is installed (scripts/install-deps.sh --tests)");
+    make({{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
+    QStringList opened;
+    w->hangBanner()->setOpener([&](const QString& p) { opened << p; });
+    QVERIFY(!w->stacksAction()->isEnabled());  // no run
+    QVERIFY(w->startRun());
+    QVERIFY(waitForSteps(5));
+    QVERIFY(w->stacksAction()->isEnabled());
+    QSignalSpy taken(w->controller(), &RunController::stacksTaken);
+    w->stacksAction()->trigger();
+    QVERIFY(!w->stacksAction()->isEnabled());  // one collection at a time
+    QTRY_VERIFY_WITH_TIMEOUT(taken.count() == 1, kTimeout);
+    const QString path = taken.at(0).at(2).toString();
+    QVERIFY(QFileInfo::exists(path));
+    QCOMPARE(opened, QStringList{path});
+    QVERIFY(w->hangBanner()->isVisible());
+    QVERIFY2(w->hangBanner()->text().startsWith(QLatin1String("<b>Stacks:</b> ")),
+             qPrintable(w->hangBanner()->text()));
+    QVERIFY(w->logView()->visibleText().contains(QLatin1String("hang doctor: ")));
+    QVERIFY(w->stacksAction()->isEnabled());
+    QCOMPARE(w->controller()->state(), State::Running);  // the run goes on
+    const int before = int(w->controller()->store()->global().size());
+    QVERIFY(waitForSteps(before + 5));
+    w->stopRun();
+    QTRY_COMPARE_WITH_TIMEOUT(w->controller()->state(), State::Stopped, kTimeout);
+    QVERIFY(!w->stacksAction()->isEnabled());
   }
 
   void failureIsShownProminently() {

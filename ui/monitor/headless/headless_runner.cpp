@@ -143,6 +143,15 @@ int runController(const RunSpec& spec, const QString& attachDir) {
                      printHeadlessMessage(restartLine(attempt, maxRestarts, delayMs,
                                                       controller.store()->progress().step, cause));
                    });
+  // The hang doctor's verdict on a stall (the stall itself came as a warning), and its file.
+  QObject::connect(
+      &controller, &RunController::stacksTaken,
+      [&](const QString&, const QString& verdict, const QString& path) {
+        progress.breakLine();
+        printHeadlessMessage(QStringLiteral("hang doctor: ") + verdict);
+        printHeadlessMessage(path.isEmpty() ? QStringLiteral("the stacks file could not be written")
+                                            : QStringLiteral("stacks in ") + path);
+      });
   QObject::connect(controller.store(), &MetricsStore::updated,
                    [&] { progress.update(controller.store()->progress()); });
   // One line when a rank becomes a straggler, one when it is back in line.

@@ -7,6 +7,7 @@
 
 #include "checks/local_start_check.h"
 #include "follow/followed_backend.h"
+#include "hang/stall_watch.h"
 #include "local/local_backend.h"
 #include "metrics/metrics_server.h"
 #include "metrics/metrics_store.h"
@@ -26,7 +27,10 @@ RunController::RunController(QObject* parent)
       server_(new MetricsServer(this)),
       store_(new MetricsStore(this)),
       end_commands_(new EndCommands(this)),
+      stall_watch_(new StallWatch(this)),
+      doctor_(nullptr),
       backend_(std::make_unique<LocalBackend>(*this)) {
+  setUpHangDoctor();
   grace_timer_.setSingleShot(true);
   connect(&grace_timer_, &QTimer::timeout, this, [this] { backend_->graceExpired(); });
 
@@ -161,6 +165,7 @@ void RunController::resetRun(int world) {
   ended_at_ = QDateTime();
   store_->clear();
   store_->setWorld(world);
+  stall_watch_->begin(world, spec_.collective_timeout);
 }
 
 void RunController::beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history,
@@ -196,6 +201,7 @@ void RunController::beginRestart() {
   has_failure_ = false;
   failure_ = Failure();
   ++restarts_;
+  stall_watch_->begin(world, spec_.collective_timeout);
   setState(State::Starting);
 }
 
@@ -301,6 +307,8 @@ void RunController::onMessages(const std::vector<wire::Message>& messages,
   for (const auto& m : messages) {
     const int rank = wire::rank_of(m);
     if (rank >= int(rank_errors_.size())) continue;
+    if (!std::holds_alternative<wire::Gauge>(m) && !std::holds_alternative<wire::Hello>(m))
+      stall_watch_->heard(rank, std::holds_alternative<wire::Step>(m));
     if (const auto* ev = std::get_if<wire::Event>(&m)) {
       // A rank announcing a stop we did not ask for (SIGTERM from elsewhere): show it.
       if (ev->event == "stopping" && (state_ == State::Running || state_ == State::Starting))
@@ -319,6 +327,7 @@ void RunController::setState(State s) {
   if (s == state_) return;
   const State previous = state_;
   state_ = s;
+  if (s == State::Stopping || isTerminal(s)) stall_watch_->end();
   Q_EMIT stateChanged(s, previous);
   switch (s) {
     case State::Idle:

@@ -42,6 +42,13 @@
 // steps (graceful), kill() cancels it; a refused submission fails the run with
 // failure().rejected set. Destroying the controller leaves a submitted job running.
 //
+// The hang doctor (hang/hang_doctor.h): a StallWatch (hang/stall_watch.h) follows the ranks'
+// messages; when the run stops stepping (no optimizer step from any rank for half the
+// collective timeout, or a rank silent while the others step) it says so in a warning(), every
+// rank's stack on this machine is taken without stopping the run, written with a verdict to
+// <run_dir>/stacks-<time>.txt and logged, and stalled() says the verdict. takeStacks() does the
+// same at any moment of a run (the window's Stacks button). stacksTaken() follows either.
+//
 // A run this controller started whose spec has an on_end command gets it run when it ends, by
 // endCommands() (run/end_command.h), after status.json is written; a followed run never does (its
 // spec.json is someone else's to have written).
@@ -64,6 +71,8 @@
 namespace ddpdesk {
 
 class EndCommands;
+class HangDoctor;
+class StallWatch;
 class MetricsServer;
 class MetricsStore;
 class RunBackend;
@@ -151,6 +160,12 @@ class RunController : public QObject {
   // The spec's on_end commands of ended runs, still running or not (warning() for their
   // troubles; headless waits for them before it exits).
   EndCommands* endCommands() const { return end_commands_; }
+  // Takes every rank's stack now (see above); false when the run is not active or stacks are
+  // already being taken. stacksTaken() follows.
+  bool takeStacks();
+  bool takingStacks() const;
+  HangDoctor* hangDoctor() const { return doctor_; }
+  StallWatch* stallWatch() const { return stall_watch_; }
 
   State state() const { return state_; }
   bool isActive() const;  // Starting, Running or Stopping
@@ -210,6 +225,10 @@ class RunController : public QObject {
   // The run looks stalled (one line why: a followed rank silent past DDPDESK_SILENT_S); also a
   // warning(). Said again only after the run was heard from again.
   void stalled(const QString& why);
+  // The ranks' stacks were taken (takeStacks(), or a stall): `why` (empty: asked for), the
+  // verdict (one line: "rank 1 is in its data loading; rank 0 waits for it in an allreduce")
+  // and the stacks file (empty when it could not be written).
+  void stacksTaken(const QString& why, const QString& verdict, const QString& path);
 
  private:
   friend class RunBackend;
@@ -218,6 +237,10 @@ class RunController : public QObject {
   // the ranks' last words.
   void onMessages(const std::vector<wire::Message>& messages, const QByteArray& lines);
   void resetRun(int world);
+  // The hang doctor's wiring (run_controller_hang.cpp).
+  void setUpHangDoctor();
+  void onStall(const QString& why);
+  void onStacksExamined(const QString& why, const QString& verdict, const QString& path);
 
  public:
   // Makes `backend` this controller's if `how` begins its run (through RunBackend::beginRun() or
@@ -264,6 +287,8 @@ class RunController : public QObject {
   MetricsServer* server_;
   MetricsStore* store_;
   EndCommands* end_commands_;
+  StallWatch* stall_watch_;
+  HangDoctor* doctor_;
   std::unique_ptr<RunBackend> backend_;   // the run's kind: local, followed, Slurm
   std::unique_ptr<RunBackend> incoming_;  // the next run's, while it begins (begin())
   QString launcher_status_;

@@ -37,11 +37,13 @@ QToolButton* button(QAction* action, QWidget* parent) {
 
 }  // namespace
 
-RunStatusStrip::RunStatusStrip(QAction* start, QAction* stop, QWidget* parent) : QWidget(parent) {
+RunStatusStrip::RunStatusStrip(QAction* start, QAction* stop, QAction* stacks, QWidget* parent)
+    : QWidget(parent) {
   auto* h = new QHBoxLayout(this);
   h->setContentsMargins(4, 2, 4, 2);
   h->addWidget(button(start, this));
   h->addWidget(button(stop, this));
+  if (stacks) h->addWidget(button(stacks, this));
   state_ = new QLabel(this);
   state_->setMinimumWidth(90);
   h->addWidget(state_);

@@ -1,5 +1,5 @@
-// The strip above the charts: Start and Stop (their actions carry the shortcuts), the run state,
-// elapsed wall time, a progress bar over the run's optimizer steps and the ETA.
+// The strip above the charts: Start, Stop and Stacks (their actions carry the shortcuts), the run
+// state, elapsed wall time, a progress bar over the run's optimizer steps and the ETA.
 #pragma once
 
 #include <QWidget>
@@ -15,7 +15,9 @@ namespace ddpdesk {
 class RunStatusStrip : public QWidget {
   Q_OBJECT
  public:
-  RunStatusStrip(QAction* start, QAction* stop, QWidget* parent = nullptr);
+  // `stacks` may be null (no Stacks button).
+  RunStatusStrip(QAction* start, QAction* stop, QAction* stacks = nullptr,
+                 QWidget* parent = nullptr);
 
   // Reads the controller and its store; the window calls it a few times a second.
   void refresh(const RunController& controller);

@@ -18,6 +18,7 @@
 #include "form/run_spec_form.h"
 #include "form/spec_settings.h"
 #include "history/history_panel.h"
+#include "live/hang_banner.h"
 #include "live/live_refresh.h"
 #include "live/log_view.h"
 #include "live/rank_table.h"
@@ -49,7 +50,7 @@ MainWindow::MainWindow(QWidget* parent)
   // The parts.
   form_ = new RunSpecForm(this);
   actions_ = new StartStopActions(controller_, form_, this);
-  controls_ = new RunStatusStrip(actions_->start(), actions_->stop(), this);
+  controls_ = new RunStatusStrip(actions_->start(), actions_->stop(), actions_->stacks(), this);
   charts_ = new ChartsPanel(this);
   rankModel_ = new RankTableModel(this);
   log_ = new LogView(this);
@@ -61,6 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
   stragglers_->setStore(controller_->store());
   stragglerBanner_ = new StragglerBanner(this);
   stragglerBanner_->setWatch(stragglers_);
+  hangBanner_ = new HangBanner(this);
   flow_ = new RunLifecycle(controller_, form_, log_, history_, this);
   queueActions_ = new QueueActions(queue_, controller_, flow_, form_, this);
   viewer_ = new ShownRuns(controller_, charts_, this);
@@ -89,6 +91,7 @@ MainWindow::MainWindow(QWidget* parent)
   rv->setContentsMargins(0, 0, 0, 0);
   rv->addWidget(controls_);
   rv->addWidget(stragglerBanner_);
+  rv->addWidget(hangBanner_);
   auto* vsplit = new QSplitter(Qt::Vertical, right);
   vsplit->addWidget(charts_);
   vsplit->addWidget(tabs_);
@@ -123,6 +126,7 @@ MainWindow::MainWindow(QWidget* parent)
   auto toError = [this](const QString& text) { showError_(text); };
   connect(actions_->start(), &QAction::triggered, this, &MainWindow::startRun);
   connect(actions_->stop(), &QAction::triggered, this, &MainWindow::stopRun);
+  connect(actions_->stacks(), &QAction::triggered, this, &MainWindow::takeStacks);
   connect(form_, &RunSpecForm::validityChanged, actions_, &StartStopActions::update);
   connect(form_, &RunSpecForm::message, this, toStatus);
   connect(charts_, &ChartsPanel::message, this, toStatus);
@@ -141,6 +145,24 @@ MainWindow::MainWindow(QWidget* parent)
             stragglerBanner_->setRunEnded(RunController::isTerminal(state));
           });
   connect(controller_, &RunController::logLine, log_, &LogView::appendLine);
+  // The hang doctor: its verdict in the banner and the log; the file opens when it was asked for.
+  connect(controller_, &RunController::stacksTaken, this,
+          [this](const QString& why, const QString& verdict, const QString& path) {
+            hangBanner_->showVerdict(why, verdict, path, controller_->store()->progress().step);
+            const QString where = path.isEmpty() ? tr("the stacks file could not be written")
+                                                 : tr("stacks in %1").arg(path);
+            log_->appendLine(LogBuffer::kMonitor, !why.isEmpty(),
+                             tr("hang doctor: %1 (%2)").arg(verdict, where));
+            status(tr("hang doctor: %1").arg(verdict));
+            actions_->update();
+            if (why.isEmpty() && openStacksWhenTaken_) hangBanner_->openStacks();
+            openStacksWhenTaken_ = false;
+          });
+  connect(controller_->store(), &MetricsStore::updated, hangBanner_,
+          [this] { hangBanner_->noteStep(controller_->store()->progress().step); });
+  connect(controller_, &RunController::starting, hangBanner_, [this] {
+    if (controller_->restarts() == 0) hangBanner_->reset();  // a new run, not a restart of it
+  });
   connect(controller_, &RunController::warning, this,
           [this](const QString& w) { log_->appendLine(LogBuffer::kMonitor, true, w); });
   connect(controller_, &RunController::restarting, this,
@@ -214,6 +236,10 @@ QAction* MainWindow::stopAction() const {
   return actions_->stop();
 }
 
+QAction* MainWindow::stacksAction() const {
+  return actions_->stacks();
+}
+
 void MainWindow::startProbe() {
   probe_->start(controller_->workerProgram());
 }
@@ -236,6 +262,13 @@ void MainWindow::startRunWhenReady() {
 
 void MainWindow::stopRun() {
   flow_->stop();
+}
+
+void MainWindow::takeStacks() {
+  if (!controller_->takeStacks()) return;  // no run, or stacks already being taken
+  openStacksWhenTaken_ = true;
+  actions_->update();
+  status(tr("taking every rank's stack (the run goes on)…"));
 }
 
 bool MainWindow::resumeRun(const QString& runDir) {

@@ -42,6 +42,7 @@ class RunNotifier;
 class RunSpecForm;
 class RunQueue;
 class ShownRuns;
+class HangBanner;
 class StragglerBanner;
 class StragglerWatch;
 class TensorBoardOverlay;
@@ -63,10 +64,12 @@ class MainWindow : public QMainWindow {
   QueuePanel* queuePanel() const { return queuePanel_; }
   TensorBoardOverlay* tensorBoard() const { return tensorBoard_; }
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
+  HangBanner* hangBanner() const { return hangBanner_; }
   QTabWidget* tabs() const { return tabs_; }
   RunNotifier* notifier() const { return notifier_; }
   QAction* startAction() const;
   QAction* stopAction() const;
+  QAction* stacksAction() const;
 
   // Asked when the window is closed during a run: true means "stop the run and close". The
   // default shows a question dialog; tests answer it themselves.
@@ -85,6 +88,9 @@ class MainWindow : public QMainWindow {
   // the problem like startRun().
   void startRunWhenReady();
   void stopRun();
+  // The Stacks button: every rank's stack taken now (RunController::takeStacks); the hang banner
+  // shows the verdict and the file opens once they are in.
+  void takeStacks();
   // Continues a stopped run from its directory (resume = that directory).
   bool resumeRun(const QString& runDir);
   // Queues the form's spec (it starts at once when the queue is not paused and no run is
@@ -127,7 +133,9 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   StragglerWatch* stragglers_;  // of the live run: the banner and the rank table show it
   StragglerBanner* stragglerBanner_;
-  TensorBoardOverlay* tensorBoard_;  // TensorBoard series overlaid on the charts
+  HangBanner* hangBanner_;            // the hang doctor's verdict (a stall, or the Stacks button)
+  bool openStacksWhenTaken_ = false;  // the Stacks button asked: its file opens
+  TensorBoardOverlay* tensorBoard_;   // TensorBoard series overlaid on the charts
   RunLifecycle* flow_;
   QueueActions* queueActions_;
   ShownRuns* viewer_;

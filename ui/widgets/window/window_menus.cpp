@@ -31,6 +31,7 @@ void addWindowMenus(MainWindow* w) {
   QMenu* run = bar->addMenu(MainWindow::tr("&Run"));
   run->addAction(w->startAction());
   run->addAction(w->stopAction());
+  run->addAction(w->stacksAction());
   run->addSeparator();
   run->addAction(MainWindow::tr("Copy torchrun command"), w, &MainWindow::copyTorchrunCommand);
   run->addAction(MainWindow::tr("Copy srun command"), w, &MainWindow::copySrunCommand);
