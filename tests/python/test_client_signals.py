@@ -213,11 +213,13 @@ class StopSignals(unittest.TestCase):
             n = 0
             for (x,) in loader:
                 n += 1
+                # Asked before "ready" is said: the client takes SIGTERM once the script has
+                # asked should_stop() (until then Python's default ends it, exit 143).
+                if ddpdesk.should_stop():
+                    break
                 if n == 1:
                     kids = open("/proc/self/task/%d/children" % os.getpid()).read().split()
                     print("ready", *kids, flush=True)
-                if ddpdesk.should_stop():
-                    break
             del loader
             print("stopped", n, flush=True)
         """, **self.env)
