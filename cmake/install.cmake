@@ -55,7 +55,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libc6, libgcc-s1, libstdc++6, zlib1g, libtorch1.13, libgloo0, libopenblas0 | libopenblas0-pthread, \
-libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6network6 (>= 6.4), \
+libqt6core6 (>= 6.4), libqt6gui6 (>= 6.4), libqt6widgets6 (>= 6.4), libqt6network6 (>= 6.4), libqt6dbus6 (>= 6.4), \
 libqt6printsupport6 (>= 6.4), qt6-qpa-plugins, libqcustomplot2.1-qt6, libsimdjson14")
 # The engine's own extra runtime packages (engine/CMakeLists.txt: oneDNN for the matrix products).
 get_property(_engine_depends GLOBAL PROPERTY DDPDESK_ENGINE_PACKAGE_DEPENDS)

@@ -1,7 +1,7 @@
 // A run's restarts on its charts (event_marks.h): a dashed vertical line labelled "restart N" at
-// the step of each restart event in the record, moved with the x axis (samples: the run's
-// samples at that step), none for a run without restarts, and one per run when runs overlay.
-// With DDPDESK_CHART_SHOTS=DIR the chart is also saved there as a PNG.
+// the step of each restart event in the record (with its cause), moved with the x axis (samples:
+// the run's samples at that step), none for a run without restarts, and one per run when runs
+// overlay. With DDPDESK_CHART_SHOTS=DIR the chart is also saved there as a PNG.
 #include <QDir>
 #include <QtTest>
 
@@ -78,7 +78,8 @@ class TestEventMarks : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&chart));
     chart.sync();
     QCOMPARE(lineKeys(chart.plot()), std::vector<double>{double(kRestartStep)});
-    QCOMPARE(labels(chart.plot()), QStringList{QStringLiteral("restart 1")});
+    QCOMPARE(labels(chart.plot()),
+             QStringList{QStringLiteral("restart 1\nrank 1 was killed by signal 9 (SIGKILL)")});
     if (const QString dir = qEnvironmentVariable("DDPDESK_CHART_SHOTS"); !dir.isEmpty()) {
       chart.plot()->replot();
       QVERIFY(chart.grab().save(QDir(dir).filePath(QStringLiteral("restart-mark.png"))));

@@ -14,7 +14,7 @@ namespace ddpdesk {
 
 struct ChartMark {
   double x = 0;
-  QString label;  // "restart 1" (what failed is in the Log tab and monitor.log)
+  QString label;  // "restart 1" and, on a second line, what failed
 };
 
 class EventMarks {

@@ -339,6 +339,11 @@ void SeriesChart::sync() {
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
+namespace {
+// A restart mark's cause is cut to this many characters (the Log tab has it whole).
+constexpr int kMarkCauseChars = 48;
+}  // namespace
+
 void SeriesChart::collectMarks(int source) {
   SourceState& st = state_[source];
   const ChartSource& src = sources_[source];
@@ -373,9 +378,13 @@ void SeriesChart::placeMarks() {
         if (st.globalKeys.empty()) continue;
         x = keyForStep(sources_[i].store->global().step, st.globalKeys, step);
       }
+      // A single run's mark says what failed under it; overlaid runs' name the run instead.
+      QString cause = restart.second.section(QLatin1Char('\n'), 0, 0);
+      if (cause.size() > kMarkCauseChars) cause = cause.left(kMarkCauseChars - 1) + QChar(0x2026);
       const QString label = runCount(sources_) > 1
                                 ? tr("%1: restart %2").arg(sources_[i].label).arg(n)
-                                : tr("restart %1").arg(n);
+                                : (cause.isEmpty() ? tr("restart %1").arg(n)
+                                                   : tr("restart %1\n%2").arg(n).arg(cause));
       marks.push_back({x, label});
     }
   }
