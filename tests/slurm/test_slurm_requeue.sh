@@ -32,11 +32,18 @@ for _ in $(seq 1200); do past_checkpoint && break; kill -0 "$dd_pid" 2>/dev/null
 job=$(job_of "$run")
 requeued_at=$(steps "$run/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)
 scontrol requeue "$job" || bad "scontrol requeue $job was refused"
-for _ in $(seq 200); do
-  [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = PENDING ] && break
-  sleep 0.05
+# Once the job is pending again (on a loaded machine that takes slurmctld more than 10 s: an
+# update before it has no effect and the job stays held), its begin time is moved to now, again
+# until it runs.
+started=
+for _ in $(seq 600); do
+  case $(squeue -h -j "$job" -o %T 2>/dev/null) in
+    PENDING) scontrol update JobId="$job" StartTime=now 2>/dev/null ;;
+    RUNNING) started=1; break ;;
+  esac
+  sleep 0.1
 done
-scontrol update JobId="$job" StartTime=now || bad "the requeued job $job could not be started now"
+[ -n "$started" ] || bad "the requeued job $job did not start again within 60 s"
 wait "$dd_pid"
 rc=$?
 dd_pid=

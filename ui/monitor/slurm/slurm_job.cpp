@@ -10,9 +10,11 @@ namespace {
 
 // A job neither squeue, scontrol nor sacct knows for this many polls in a row is given up on.
 constexpr int kLostPolls = 5;
-// A requeued job reported ended (on its way back to the queue) is taken as pending for at most
-// this many polls in a row.
-constexpr int kRequeuePolls = 5;
+// A requeued job reported ended (on its way back to the queue, and while Slurm holds it until its
+// begin time: scontrol said FAILED with the grown count for over a minute on a loaded machine) is
+// taken as pending for at most this many polls in a row, ten minutes. Only a job whose restart
+// count grew gets it; one that runs again and then fails ends at once.
+constexpr int kRequeuePolls = 600;
 
 }  // namespace
 

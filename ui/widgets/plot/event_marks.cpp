@@ -25,6 +25,7 @@ bool EventMarks::show(const std::vector<ChartMark>& marks) {
     auto* text = new QCPItemText(plot_);
     text->setColor(kMarkColor);
     text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    text->setTextAlignment(Qt::AlignLeft);
     text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     text->setPadding(QMargins(3, 2, 3, 2));
     text->setSelectable(false);
