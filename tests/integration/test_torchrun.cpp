@@ -35,6 +35,60 @@ int run_torchrun(const std::string& dir, const std::string& worker_args) {
   return std::system(cmd.c_str());
 }
 
+// Starts torchrun (its own process group, output to <dir>/out.txt, working in `dir`) with
+// `options` and the worker's `args`, `env` added; returns its pid, without waiting.
+// (--redirects/--tee: without them this torchrun fails at start on a None it maps.)
+pid_t start_torchrun(const std::string& dir, const std::vector<std::string>& options,
+                     const std::vector<std::string>& args,
+                     const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  std::vector<std::string> argv = {"python3",
+                                   "-m",
+                                   "torch.distributed.run",
+                                   "--redirects",
+                                   "2",
+                                   "--tee",
+                                   "2",
+                                   "--no_python",
+                                   "--nproc_per_node",
+                                   "2",
+                                   "--master_port",
+                                   std::to_string(free_port())};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(worker_path());
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string out = dir + "/out.txt";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::chdir(dir.c_str());
+    ::setenv("TMPDIR", dir.c_str(), 1);
+    for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+    std::vector<char*> c;
+    for (auto& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    ::execv("/usr/bin/python3", c.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits for torchrun until `deadline`; past it, kills its process group. Its wait status, or -1
+// when it had to be killed.
+int end_torchrun(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (::waitpid(pid, &status, WNOHANG) == 0) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return -1;
+  }
+  return status;
+}
+
 std::vector<double> global_losses(const std::string& metrics_file) {
   std::vector<double> out;
   for (const auto& s : read_messages(metrics_file, "step")) out.push_back(s["global_loss"]);
@@ -109,28 +163,13 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
   if (!have_torchrun())
     GTEST_FAIL() << "python3-torch is missing: scripts/install-deps.sh installs it";
   const std::string dir = temp_dir("torchrun-stop");
-  const std::string port = std::to_string(free_port());
-  const std::string worker = worker_path();
-  const std::string metrics = dir + "/m{rank}.jsonl";
   const std::string run_dir = dir + "/run";
   const std::string out = dir + "/out.txt";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::chdir(dir.c_str());
-    ::setenv("TMPDIR", dir.c_str(), 1);
-    // 20000 steps an epoch: far from done when the signal comes.
-    // (--redirects/--tee: without them this torchrun fails at start on a None it maps)
-    ::execl("/usr/bin/python3", "python3", "-m", "torch.distributed.run", "--redirects", "2",
-            "--tee", "2", "--no_python", "--nproc_per_node", "2", "--master_port", port.c_str(),
-            worker.c_str(), "--task", "seed", "--dataset-size", "80000", "--batch-size", "2",
-            "--epochs", "1", "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(),
-            nullptr);
-    ::_exit(127);
-  }
+  // 20000 steps an epoch: far from done when the signal comes.
+  const pid_t pid =
+      start_torchrun(dir, {},
+                     {"--task", "seed", "--dataset-size", "80000", "--batch-size", "2", "--epochs",
+                      "1", "--run-dir", run_dir, "--metrics-file", dir + "/m{rank}.jsonl"});
   ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
   bool training = false;
@@ -139,14 +178,7 @@ TEST(Torchrun, SigtermToTorchrunStopsEveryRankWithACheckpoint) {
     if (!training) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (training) ::kill(pid, SIGTERM);
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (::waitpid(pid, &status, WNOHANG) == 0) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    FAIL() << "torchrun did not end; see " << out;
-  }
+  if (end_torchrun(pid, deadline) == -1) FAIL() << "torchrun did not end; see " << out;
   ASSERT_TRUE(training) << "the ranks never trained; see " << out;
   const std::int64_t total = 40000;  // steps of the whole run
   std::int64_t stopped_at = -1;
@@ -190,27 +222,13 @@ TEST(Torchrun, MaxRestartsResumeFromTheCheckpointExactly) {
   ASSERT_EQ(uninterrupted.size(), 114u);  // 900 samples, 16 a step (the last one 4): 57 an epoch
 
   const std::string dir = temp_dir("torchrun-restart");
-  const std::string port = std::to_string(free_port());
-  const std::string worker = worker_path();
-  const std::string metrics = dir + "/m{rank}.jsonl";
-  const std::string run_dir = dir + "/run";
   const std::string out = dir + "/out.txt";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::chdir(dir.c_str());
-    ::setenv("TMPDIR", dir.c_str(), 1);
-    ::setenv("DDPDESK_FAULT_SLOW_RANK", "0:15", 1);  // seconds long: killed mid-run
-    ::execl("/usr/bin/python3", "python3", "-m", "torch.distributed.run", "--redirects", "2",
-            "--tee", "2", "--max_restarts", "1", "--no_python", "--nproc_per_node", "2",
-            "--master_port", port.c_str(), worker.c_str(), "--task", "seed", "--epochs", "2",
-            "--batch-size", "4", "--accum-steps", "2", "--seed", "3", "--checkpoint-every", "5",
-            "--run-dir", run_dir.c_str(), "--metrics-file", metrics.c_str(), nullptr);
-    ::_exit(127);
-  }
+  const pid_t pid =
+      start_torchrun(dir, {"--max_restarts", "1"},
+                     {"--task", "seed", "--epochs", "2", "--batch-size", "4", "--accum-steps", "2",
+                      "--seed", "3", "--checkpoint-every", "5", "--run-dir", dir + "/run",
+                      "--metrics-file", dir + "/m{rank}.jsonl"},
+                     {{"DDPDESK_FAULT_SLOW_RANK", "0:15"}});  // seconds long: killed mid-run
   ASSERT_GT(pid, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
   std::int64_t victim = 0;
@@ -222,14 +240,8 @@ TEST(Torchrun, MaxRestartsResumeFromTheCheckpointExactly) {
     if (victim == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (victim > 0) ::kill(pid_t(victim), SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  if (::waitpid(pid, &status, WNOHANG) == 0) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    FAIL() << "torchrun did not end; see " << out;
-  }
+  const int status = end_torchrun(pid, deadline);
+  if (status == -1) FAIL() << "torchrun did not end; see " << out;
   ASSERT_GT(victim, 0) << "rank 1 never trained; see " << out;
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "see " << out;
 

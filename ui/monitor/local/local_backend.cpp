@@ -366,19 +366,9 @@ bool LocalBackend::restartIfDue() {
   restart_note_ = plan.note;
   if (!plan.restart) return false;
   const QString cause = failureText(QString()).section(QLatin1Char('\n'), 0, 0);
-  const RunProgress progress = store()->progress();
-  dir()->logEvent(
-      restartLine(plan.attempt, spec().max_restarts, plan.delayMs, progress.step, cause));
-  // Into the record, where the charts mark it and the history counts it.
-  wire::Event e;
-  e.rank = 0;
-  e.event = "restart";
-  e.epoch = progress.epoch;
-  e.step = progress.step;
-  e.detail = cause.toStdString();
-  e.time = progress.elapsed;
-  ingestMeasured({e});
-  Q_EMIT run().restarting(plan.attempt, spec().max_restarts, cause, plan.delayMs);
+  dir()->logEvent(restartLine(plan.attempt, spec().max_restarts, plan.delayMs,
+                              store()->progress().step, cause));
+  announceRestart(plan.attempt, spec().max_restarts, cause, plan.delayMs);
   restart_timer_.start(plan.delayMs);
   return true;
 }

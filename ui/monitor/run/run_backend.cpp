@@ -1,6 +1,8 @@
 // What every kind of run's backend shares (run_backend.h).
 #include "run/run_backend.h"
 
+#include "metrics/metrics_store.h"
+
 namespace ddpdesk {
 
 RunBackend::RunBackend(RunController& run) : run_(run) {}
@@ -26,6 +28,20 @@ void RunBackend::ingestMeasured(const std::vector<wire::Message>& messages) cons
   for (const wire::Message& m : messages)
     lines += QByteArray::fromStdString(wire::encode(m)) + '\n';
   ingest(messages, lines);
+}
+
+void RunBackend::announceRestart(int attempt, int maxRestarts, const QString& cause,
+                                 int delayMs) const {
+  const RunProgress progress = store()->progress();
+  wire::Event e;
+  e.rank = 0;
+  e.event = "restart";
+  e.epoch = progress.epoch;
+  e.step = progress.step;
+  e.detail = cause.toStdString();
+  e.time = progress.elapsed;
+  ingestMeasured({e});
+  Q_EMIT run_.restarting(attempt, maxRestarts, cause, delayMs);
 }
 
 QList<qint64> RunBackend::pids() const {

@@ -95,6 +95,10 @@ class RunBackend : public QObject {
   // Messages the monitor made itself (a script run's measurements: ScriptMetrics), recorded as
   // the ranks' own would be.
   void ingestMeasured(const std::vector<wire::Message>& messages) const;
+  // A restart of the run (restart `attempt`; `maxRestarts` 0: the launcher's own limit): an
+  // event "restart" at the current step in the record, where the charts mark it and the history
+  // counts it, and RunController::restarting().
+  void announceRestart(int attempt, int maxRestarts, const QString& cause, int delayMs) const;
   bool trained() const { return run_.trained_; }
   void beginRestart() const { run_.beginRestart(); }
   void startGrace() const { run_.startGrace(); }

@@ -31,23 +31,13 @@ bool SlurmBackend::followRequeue(const SlurmJobStatus& s) {
   const QString why = knownReason ? s.reason : describeSlurmStatus(s);
   const QString cause =
       QStringLiteral("job %1 was requeued by Slurm; %2").arg(job_->jobId(), describeSlurmStatus(s));
-  const RunProgress progress = store()->progress();
   if (dir())
     dir()->logEvent(QStringLiteral("job %1 requeued (restart %2): %3")
                         .arg(job_->jobId())
                         .arg(attempt)
                         .arg(why));
-  // Into the record, where the charts mark it and the history counts it.
-  wire::Event e;
-  e.rank = 0;
-  e.event = "restart";
-  e.epoch = progress.epoch;
-  e.step = progress.step;
-  e.detail = cause.toStdString();
-  e.time = progress.elapsed;
-  ingestMeasured({e});
   // Slurm decides when and how often (its own limit): no delay and no maximum to tell.
-  Q_EMIT run().restarting(attempt, 0, cause, 0);
+  announceRestart(attempt, 0, cause, 0);
   beginRestart();
   return true;
 }
