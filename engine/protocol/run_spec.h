@@ -22,6 +22,9 @@ struct RunSpec {
   std::string task =
       "seed";  // one of task_catalog(): seed | fmnist-mlp | fmnist-cnn | script | python
   std::string device = "cpu";  // cpu | cuda
+  // The forward's precision: fp32, or autocast to bf16 (CPU and CUDA) or fp16 (CUDA, with a
+  // dynamic loss scale). Parameters, gradients and the optimizer stay float32 (docs/gpu.md).
+  std::string precision = "fp32";
   int nproc = 1;               // ranks on this machine (monitor / headless only)
   int batch_size = 4;          // per rank, per micro-step
   int accum_steps = 1;         // micro-steps per optimizer step
@@ -194,6 +197,8 @@ const std::vector<std::string>& known_tasks();  // the catalog's names, in order
 // The losses of the user's task: cross_entropy (class ids), mse, bce (on logits), model (the
 // module's own per_sample_loss(output, target)).
 const std::vector<std::string>& known_losses();
+// The precisions of the forward (RunSpec::precision), in the order the form lists them.
+const std::vector<std::string>& known_precisions();
 // Fields that only the user's task reads (shown by the GUI only for it).
 bool is_user_task_field(const std::string& key);
 // Fields of the Python-script task (script, script_args, python, workdir): shown by the GUI only

@@ -79,6 +79,17 @@ const std::vector<Field>& fields() {
        [](const RunSpec& s) -> std::string {
          return s.device == "cpu" || s.device == "cuda" ? "" : "must be cpu or cuda";
        }},
+      {"precision", Kind::Text,
+       "fp32 | bf16 (autocast; CPU and CUDA) | fp16 (autocast and a dynamic loss scale; CUDA)",
+       [](const RunSpec& s) { return json(s.precision); },
+       [](RunSpec& s, const json& v) { s.precision = v.get<std::string>(); },
+       [](const RunSpec& s) -> std::string {
+         if (s.precision == "fp16" && s.device == "cpu")
+           return "must be fp32 or bf16 on device cpu (fp16 autocast needs cuda)";
+         for (const auto& p : known_precisions())
+           if (s.precision == p) return {};
+         return "must be one of " + join(known_precisions());
+       }},
       INT_FIELD(nproc, "nproc", "ranks (processes) on this machine", 1, kMaxLocalRanks),
       INT_FIELD(batch_size, "batch_size", "samples per rank per micro-step", 1, 65536),
       INT_FIELD(accum_steps, "accum_steps", "micro-steps per optimizer step", 1, 65536),

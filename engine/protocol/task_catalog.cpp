@@ -39,6 +39,11 @@ const std::vector<std::string>& known_losses() {
   return losses;
 }
 
+const std::vector<std::string>& known_precisions() {
+  static const std::vector<std::string> precisions = {"fp32", "bf16", "fp16"};
+  return precisions;
+}
+
 bool is_user_task_field(const std::string& key) {
   return key == "model" || key == "train_data" || key == "eval_data" || key == "loss" ||
          key == "input_name" || key == "target_name";
@@ -50,8 +55,9 @@ bool is_script_field(const std::string& key) {
 }
 
 const std::vector<std::string>& script_placeholders() {
-  static const std::vector<std::string> names = {"batch_size", "accum_steps", "epochs",  "lr",
-                                                 "seed",       "nproc",       "run_dir", "resume"};
+  static const std::vector<std::string> names = {"batch_size", "accum_steps", "epochs",
+                                                 "lr",         "seed",        "precision",
+                                                 "nproc",      "run_dir",     "resume"};
   return names;
 }
 

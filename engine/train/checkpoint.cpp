@@ -102,6 +102,11 @@ void save_checkpoint(const std::string& path, const std::vector<NamedTensor>& mo
   ar.write("step", c10::IValue(pos.step));
   ar.write("samples", c10::IValue(pos.samples));
   ar.write("train_seconds", c10::IValue(pos.train_seconds));
+  if (pos.loss_scale > 0) {
+    ar.write("loss_scale", c10::IValue(pos.loss_scale));
+    ar.write("scale_growth", c10::IValue(pos.scale_growth));
+    ar.write("skipped_steps", c10::IValue(pos.skipped_steps));
+  }
   ar.write("spec", c10::IValue(spec_json));
   {
     auto gen = at::detail::getDefaultCPUGenerator();
@@ -162,6 +167,12 @@ void load_checkpoint(const std::string& path, const std::vector<NamedTensor>& mo
     pos.samples = read_int(ar, "samples");
     c10::IValue secs;
     pos.train_seconds = ar.try_read("train_seconds", secs) && secs.isDouble() ? secs.toDouble() : 0;
+    c10::IValue scale, growth, skipped;
+    if (ar.try_read("loss_scale", scale) && scale.isDouble()) {
+      pos.loss_scale = scale.toDouble();
+      pos.scale_growth = read_int(ar, "scale_growth");
+      pos.skipped_steps = read_int(ar, "skipped_steps");
+    }
     torch::Tensor rng;
     ar.read("rng", rng);
     auto gen = at::detail::getDefaultCPUGenerator();

@@ -20,6 +20,10 @@ struct TrainPosition {
   std::int64_t step = 0;     // optimizer steps since the run began
   std::int64_t samples = 0;  // global training samples since the run began
   double train_seconds = 0;  // training wall time before this process
+  // fp16's dynamic loss scale (LossScaler::State in mixed_precision.h); loss_scale 0: none kept.
+  double loss_scale = 0;
+  std::int64_t scale_growth = 0;
+  std::int64_t skipped_steps = 0;
 };
 
 std::string checkpoint_dir(const std::string& run_dir);

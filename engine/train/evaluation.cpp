@@ -11,7 +11,7 @@
 namespace ddpdesk {
 
 EvalFigures evaluate(Task& task, const Dataset& eval, const torch::Device& device,
-                     Communicator* comm, int rank, int world) {
+                     Communicator* comm, int rank, int world, Precision precision) {
   torch::NoGradGuard no_grad;
   double loss_sum = 0, correct = 0, count = 0;
   std::vector<std::int64_t> mine;
@@ -21,7 +21,7 @@ EvalFigures evaluate(Task& task, const Dataset& eval, const torch::Device& devic
   for (std::size_t s = 0; s < mine.size(); s += eval_batch) {
     auto end = mine.begin() + std::min(mine.size(), s + eval_batch);
     Batch b = to_device(eval.batch(std::vector<std::int64_t>(mine.begin() + s, end)), device);
-    torch::Tensor out = task.forward(b);
+    torch::Tensor out = precision_forward(task, b, precision, device);
     loss_sum += task.loss_sum(out, b).item<double>();
     const double c = task.correct(out, b);
     if (c >= 0) correct += c;

@@ -6,6 +6,8 @@
 
 #include <torch/types.h>
 
+#include "mixed_precision.h"
+
 namespace ddpdesk {
 
 class Communicator;
@@ -18,8 +20,10 @@ struct EvalFigures {
   std::int64_t samples = 0;  // samples evaluated on all ranks
 };
 
-// comm may be null (one rank). Leaves the task in training mode.
+// comm may be null (one rank). Leaves the task in training mode. The forward runs at the
+// training's precision.
 EvalFigures evaluate(Task& task, const Dataset& eval, const torch::Device& device,
-                     Communicator* comm, int rank, int world);
+                     Communicator* comm, int rank, int world,
+                     Precision precision = Precision::FP32);
 
 }  // namespace ddpdesk

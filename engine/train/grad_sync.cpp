@@ -112,6 +112,15 @@ void GradSync::finish_window() {
   buckets_.back().op->run_now();
 }
 
+std::vector<torch::Tensor> GradSync::gradient_buffers() const {
+  std::vector<torch::Tensor> out;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    const torch::Tensor& f = buckets_[i].flat;
+    out.push_back(i + 1 == buckets_.size() ? f.narrow(0, 0, f.numel() - kExtraCount) : f);
+  }
+  return out;
+}
+
 void GradSync::zero_grads() {
   torch::NoGradGuard no_grad;
   for (auto& b : buckets_) b.flat.zero_();

@@ -46,6 +46,8 @@ class GradSync {
   torch::Tensor extras() { return extras_; }
   // Launches any bucket not yet launched (in order) and waits for all of them.
   void finish_window();
+  // The gradients' flat buffers, without the extras: what a loss scale unscales.
+  std::vector<torch::Tensor> gradient_buffers() const;
   // Zeroes every gradient (and the extras) in place, keeping the .grad views.
   void zero_grads();
 

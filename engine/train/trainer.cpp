@@ -17,6 +17,7 @@
 #include "fault_injection.h"
 #include "fused_adam.h"
 #include "grad_sync.h"
+#include "mixed_precision.h"
 #include "replica_sync.h"
 #include "resume.h"
 #include "run_checkpoints.h"
@@ -74,6 +75,8 @@ class Trainer {
         task_(*o.task),
         device_(o.device),
         faults_(o.settings.faults, o.env.rank),
+        precision_(parse_precision(o.spec.precision)),
+        scaler_(precision_ == Precision::FP16),
         checkpoints_(o.spec, now_s(), faults_.kill_in_checkpoint()) {
     set_up();
   }
@@ -120,6 +123,8 @@ class Trainer {
       ResumePoint from = resume_run(spec_, task_, *optimizer_);
       pos_ = from.position;
       resumed_from_ = from.checkpoint;
+      if (pos_.loss_scale > 0)
+        scaler_.restore({pos_.loss_scale, pos_.scale_growth, pos_.skipped_steps});
       resumed_samples_ = last_log_samples_ = pos_.samples;
       last_log_time_ = pos_.train_seconds;
     }
@@ -204,8 +209,9 @@ class Trainer {
       faults_.slow_data();
       faults_.hold_data_loading(pos_.step + 1);
       clock_.mark(StepClock::Data);
-      torch::Tensor loss =
-          faults_.poison_loss(task_.loss_sum(task_.forward(batch), batch), pos_.step + 1);
+      torch::Tensor loss = faults_.poison_loss(
+          task_.loss_sum(precision_forward(task_, batch, precision_, device_), batch),
+          pos_.step + 1);
       window_loss += loss.detach();
       clock_.mark(StepClock::Forward);
       const bool boundary = m + 1 == m1;
@@ -216,18 +222,21 @@ class Trainer {
         extras[GradSync::kStopVotes].fill_(o_.stop_requested && o_.stop_requested->load() ? 1 : 0);
       }
       sync_->set_boundary(boundary);
-      (loss * scale).backward();
+      (loss * (scale * scaler_.scale())).backward();
       clock_.mark(StepClock::Backward);
     }
     sync_->finish_window();
     clock_.mark(StepClock::Comm);
-    optimizer_->step();
+    // fp16: every rank holds the same reduced gradients, so every rank skips alike.
+    const bool finite = scaler_.unscale(sync_->gradient_buffers());
+    if (finite) optimizer_->step();
     clock_.mark(StepClock::Optimizer);
     if (comm_) broadcast_buffers(*comm_, buffers_);
 
     ++pos_.window;
     ++pos_.step;
     pos_.samples += global_n;
+    if (scaler_.enabled()) scale_update(finite);
     // On CUDA, reading values back costs a device sync: do it on log steps only (every rank alike,
     // so the stop agreement still holds). On CPU it is free, so every step.
     const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows();
@@ -288,14 +297,33 @@ class Trainer {
     }
     last_global_loss_ = s.global_loss;
     send(s);
+    if (scaler_.enabled() && env_.rank == 0) send_scale();
     progress(s);
+  }
+
+  // fp16: the loss scale after this window, and a line for a skipped step.
+  void scale_update(bool stepped) {
+    scaler_.update(stepped);
+    if (stepped || env_.rank != 0) return;
+    std::fprintf(stderr,
+                 "ddpdesk-worker[0] step %lld skipped: fp16 gradients overflowed; loss scale "
+                 "now %g (%lld skipped so far)\n",
+                 static_cast<long long>(pos_.step), scaler_.scale(),
+                 static_cast<long long>(scaler_.state().skipped));
+  }
+  // The loss scale and the skipped steps as gauges: each gets a chart, as a script's scalars do.
+  void send_scale() {
+    const double t = run_time();
+    send(wire::Gauge{0, "loss_scale", scaler_.scale(), "", t, pos_.step});
+    send(wire::Gauge{0, "skipped_steps", static_cast<double>(scaler_.state().skipped), "", t,
+                     pos_.step});
   }
 
   void validate() {
     const Dataset* data = task_.eval_data();
     if (!data) return;
     const double t = now_s();
-    eval_ = evaluate(task_, *data, device_, comm_.get(), env_.rank, env_.world);
+    eval_ = evaluate(task_, *data, device_, comm_.get(), env_.rank, env_.world, precision_);
     if (env_.rank != 0) return;
     wire::Eval e;
     e.rank = 0;
@@ -315,6 +343,11 @@ class Trainer {
   void write_checkpoint() {
     TrainPosition p = pos_;
     p.train_seconds = run_time();
+    if (scaler_.enabled()) {
+      p.loss_scale = scaler_.state().scale;
+      p.scale_growth = scaler_.state().growth;
+      p.skipped_steps = scaler_.state().skipped;
+    }
     const RunCheckpoints::Written w = checkpoints_.write(task_, *optimizer_, p, now_s());
     auto e = event("checkpoint");
     e.path = w.checkpoint;
@@ -387,6 +420,8 @@ class Trainer {
   Task& task_;
   torch::Device device_;
   FaultInjection faults_;
+  Precision precision_;
+  LossScaler scaler_;
   RunCheckpoints checkpoints_;
   SamplerOptions sampler_;
   WindowPlan plan_;

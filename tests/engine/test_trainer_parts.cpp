@@ -1,12 +1,17 @@
 // The trainer's parts, each on its own: device choice, the choice of collectives and overlap,
-// the periodic-checkpoint policy, validation figures, and the progress and summary lines.
+// the periodic-checkpoint policy, validation figures, the progress and summary lines, and mixed
+// precision's autocast scope and fp16 loss scale.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 #include <torch/torch.h>
 
 #include "communicator_choice.h"
 #include "device_choice.h"
 #include "evaluation.h"
+#include "mixed_precision.h"
 #include "run_checkpoints.h"
 #include "run_report.h"
 #include "task.h"
@@ -145,4 +150,64 @@ TEST(RunReport, ProgressLine) {
   p.samples_per_s = 1234.4;
   EXPECT_EQ(progress_line(p),
             "ddpdesk-worker[0] epoch 1/3 step 7/30 loss 1.5 global 1.25 1234 samples/s");
+}
+
+TEST(MixedPrecision, AutocastScopeCastsTheForwardAndRestoresTheStateAfter) {
+  torch::Tensor a = torch::randn({4, 8}), w = torch::randn({3, 8});
+  {
+    AutocastScope bf16(Precision::BF16, torch::kCPU);
+    EXPECT_EQ(torch::linear(a, w).scalar_type(), torch::kBFloat16);
+    {
+      AutocastScope nested(Precision::BF16, torch::kCPU);
+      EXPECT_EQ(torch::matmul(a, w.t()).scalar_type(), torch::kBFloat16);
+    }
+    EXPECT_EQ(torch::linear(a, w).scalar_type(), torch::kBFloat16);  // the outer one still holds
+  }
+  EXPECT_EQ(torch::linear(a, w).scalar_type(), torch::kFloat);
+  {
+    AutocastScope fp32(Precision::FP32, torch::kCPU);
+    EXPECT_EQ(torch::linear(a, w).scalar_type(), torch::kFloat);
+  }
+}
+
+TEST(MixedPrecision, DisabledScalerIsOneAndChecksNothing) {
+  LossScaler off(false);
+  EXPECT_EQ(off.scale(), 1.0);
+  torch::Tensor g = torch::full({3}, std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(off.unscale({g}));
+  EXPECT_TRUE(std::isinf(g[0].item<float>()));  // untouched
+}
+
+TEST(MixedPrecision, LossScaleUnscalesSkipsOnOverflowAndGrows) {
+  LossScaler s(true);
+  EXPECT_EQ(s.scale(), 65536.0);
+  torch::Tensor a = torch::full({4}, 65536.0f), b = torch::full({2}, -131072.0f);
+  EXPECT_TRUE(s.unscale({a, b}));
+  EXPECT_TRUE(torch::equal(a, torch::ones({4})));
+  EXPECT_TRUE(torch::equal(b, torch::full({2}, -2.0f)));
+  s.update(true);
+  EXPECT_EQ(s.state().growth, 1);
+
+  // One inf or NaN anywhere: skip, halve the scale, start counting clean windows again.
+  torch::Tensor c = torch::ones({5});
+  c[3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(s.unscale({torch::ones({2}), c}));
+  s.update(false);
+  EXPECT_EQ(s.scale(), 32768.0);
+  EXPECT_EQ(s.state().growth, 0);
+  EXPECT_EQ(s.state().skipped, 1);
+
+  // kGrowthInterval clean windows in a row double it.
+  for (std::int64_t i = 0; i < LossScaler::kGrowthInterval - 1; ++i) s.update(true);
+  EXPECT_EQ(s.scale(), 32768.0);
+  s.update(true);
+  EXPECT_EQ(s.scale(), 65536.0);
+  EXPECT_EQ(s.state().growth, 0);
+
+  // What a checkpoint keeps comes back.
+  LossScaler resumed(true);
+  resumed.restore({1024.0, 7, 3});
+  EXPECT_EQ(resumed.scale(), 1024.0);
+  EXPECT_EQ(resumed.state().growth, 7);
+  EXPECT_EQ(resumed.state().skipped, 3);
 }

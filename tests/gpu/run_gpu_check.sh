@@ -2,7 +2,8 @@
 # GPU check, for a machine with an NVIDIA GPU and PyTorch 2.x but no Qt and no package access.
 # Builds ddpdesk-worker against that PyTorch's LibTorch (NCCL on), then runs fmnist-cnn with
 # --device cuda (world=1 through the NCCL communicator) beside the Python reference on the same
-# GPU and prints both throughputs; trains a user TorchScript task on CUDA; checks that a CUDA rank
+# GPU and prints both throughputs, in fp32, bf16 and fp16 (against torch.autocast and GradScaler);
+# trains a user TorchScript task on CUDA; checks that a CUDA rank
 # sends its GPU's system gauges (NVML), and that two ranks on one GPU fail with a clear error.
 #
 # GPU time is scarce, so every step after the build runs even when an earlier one failed, each
@@ -61,6 +62,24 @@ for b in 64 512; do
   step "python-cnn-b$b" 180 rank0 29532 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 $b
 done
 
+# Mixed precision beside PyTorch's autocast (fp16 with GradScaler) on the same GPU: both finish,
+# their final losses within 25 % of each other (one batch's loss: noisy), throughput side by side.
+for p in bf16 fp16; do
+  step "worker-cnn-$p" 180 rank0 29535 env DDPDESK_FORCE_COMM=1 \
+    "$w" --task fmnist-cnn --device cuda --batch-size 512 --epochs 2 --lr 1e-3 --precision $p
+  step "python-cnn-$p" 180 rank0 29536 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 512 $p
+done
+close_losses() {
+  local a b
+  a=$(grep -o 'final_loss=[0-9.e+-]*' "$logs/worker-cnn-$1.log" | tail -n 1 | cut -d= -f2)
+  b=$(grep -o 'final_loss=[0-9.e+-]*' "$logs/python-cnn-$1.log" | tail -n 1 | cut -d= -f2)
+  echo "final loss $1: worker $a, PyTorch $b"
+  python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert abs(a - b) <= 0.25 * b, (a, b)' "$a" "$b"
+}
+export -f close_losses
+export logs
+for p in bf16 fp16; do step "precision-$p-vs-pytorch" 20 close_losses $p; done
+
 user=$(mktemp -d)
 export user
 step user-task-make 120 python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
@@ -101,5 +120,5 @@ step two-ranks-one-gpu 90 two_ranks
 
 echo "== summary"
 printf '%s\n' "${results[@]}" | tee "$logs/summary.txt"
-grep -h -E "samples_per_s|samples/s" "$logs"/worker-cnn-*.log "$logs"/python-cnn-*.log 2>/dev/null | tail -n 8
+grep -h -E "samples_per_s|samples/s" "$logs"/worker-cnn-*.log "$logs"/python-cnn-*.log 2>/dev/null | tail -n 12
 ! printf '%s\n' "${results[@]}" | grep -q -E "FAILED|TIMED OUT"

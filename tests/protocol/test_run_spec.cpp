@@ -127,6 +127,12 @@ class TestRunSpec : public QObject {
         << "invalid task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn, script, python";
     QTest::newRow("device") << R"({"device":"tpu"})"
                             << "invalid device 'tpu': must be cpu or cuda";
+    QTest::newRow("precision") << R"({"precision":"fp8"})"
+                               << "invalid precision 'fp8': must be one of fp32, bf16, fp16";
+    QTest::newRow("fp16 on cpu")
+        << R"({"precision":"fp16"})"
+        << "invalid precision 'fp16': must be fp32 or bf16 on device cpu (fp16 autocast needs "
+           "cuda)";
     QTest::newRow("lr") << R"({"lr":0})"
                         << "invalid lr '0': must be a number greater than 0 and at most 10";
     QTest::newRow("unknown") << R"({"bach_size":4})"

@@ -57,6 +57,9 @@ def parse():
     p.add_argument("--input-name", default="inputs")
     p.add_argument("--target-name", default="targets")
     p.add_argument("--eval-batch", type=int, default=1000)
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="bf16: the forward under torch.autocast('cpu', torch.bfloat16), the "
+                        "loss on its output cast back to float32 (as the engine does)")
     p.add_argument("--out", help="also write rank 0's JSON lines to this file")
     p.add_argument("--nproc", type=int, default=0,
                    help="start this many ranks (when RANK is not already set)")
@@ -160,8 +163,9 @@ def train(a):
             for k, idx in enumerate(window):
                 boundary = k + 1 == len(window)
                 with contextlib.nullcontext() if boundary else ddp.no_sync():
-                    out = ddp(x[idx])
-                    losses = per_sample_loss(a.loss, module, out, y[idx])
+                    with autocast(a):
+                        out = ddp(x[idx])
+                    losses = per_sample_loss(a.loss, module, out.float(), y[idx])
                     total = losses.sum()
                     (total * scale).backward()
                 loss_sum += total.detach().double()
@@ -186,6 +190,12 @@ def train(a):
     os._exit(0)
 
 
+def autocast(a):
+    if a.precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 def evaluate(a, ddp, module, rank, world):
     """Like the engine's validation: eval mode, samples rank::world, sums allreduced. Through
     the DDP wrapper: its first forward after a step broadcasts rank 0's buffers (BatchNorm's
@@ -197,7 +207,9 @@ def evaluate(a, ddp, module, rank, world):
     with torch.no_grad():
         for s in range(0, len(mine), a.eval_batch):
             idx = mine[s:s + a.eval_batch]
-            out = ddp(x[idx])
+            with autocast(a):
+                out = ddp(x[idx])
+            out = out.float()
             loss_sum += per_sample_loss(a.loss, module, out, y[idx]).double().sum().item()
             right += correct(a.loss, out, y[idx]) or 0
     module.train()

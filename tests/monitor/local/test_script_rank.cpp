@@ -66,16 +66,17 @@ class TestScriptRank : public QObject {
 
   void placeholdersAreFilledWordByWord() {
     RunSpec s = pythonSpec();
+    s.precision = "bf16";
     s.script_args =
         "--bs {batch_size} --accum={accum_steps} --epochs {epochs} --lr {lr} --seed {seed} "
-        "--world {nproc} --out {run_dir}/ckpt --resume '{resume}' --keep {notone} {";
+        "--amp {precision} --world {nproc} --out {run_dir}/ckpt --resume '{resume}' --keep {notone} {";
     const QString runDir = QStringLiteral("/runs/my run");  // a blank: still one word
     const ScriptRank r = scriptRank(s, runDir, QStringLiteral("/runs/old"));
     QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
     QCOMPARE(r.program, QStringLiteral("python3"));
     QCOMPARE(r.arguments,
              (QStringList{"/work/train.py", "--bs", "16", "--accum=4", "--epochs", "2", "--lr",
-                          "0.001", "--seed", "7", "--world", "3", "--out", "/runs/my run/ckpt",
+                          "0.001", "--seed", "7", "--amp", "bf16", "--world", "3", "--out", "/runs/my run/ckpt",
                           "--resume", "/runs/old", "--keep", "{notone}", "{"}));
     QCOMPARE(r.workdir, runDir);
   }
@@ -124,7 +125,7 @@ class TestScriptRank : public QObject {
     QVERIFY(is("TORCHELASTIC_RUN_ID", "run-1") && is("TORCHELASTIC_RESTART_COUNT", "0"));
     QVERIFY(is("DDPDESK_BATCH_SIZE", "16") && is("DDPDESK_ACCUM_STEPS", "4"));
     QVERIFY(is("DDPDESK_EPOCHS", "2") && is("DDPDESK_LR", "0.001") && is("DDPDESK_SEED", "7"));
-    QVERIFY(is("DDPDESK_RUN_DIR", "/runs/a"));
+    QVERIFY(is("DDPDESK_RUN_DIR", "/runs/a") && is("DDPDESK_PRECISION", "fp32"));
     QVERIFY(!env.contains(QStringLiteral("DDPDESK_RESUME")));  // a fresh run: not set at all
     QVERIFY(is("PYTHONPATH", "/share/ddpdesk/python:/mine"));
     QVERIFY(is("PYTHONUNBUFFERED", "1"));

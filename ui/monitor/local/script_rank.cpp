@@ -17,6 +17,7 @@ QString placeholderValue(const std::string& name, const RunSpec& spec, const QSt
   // JSON's shortest text that reads back as the same double (0.001, not 0.0010000000000000000208).
   if (name == "lr") return QString::fromStdString(nlohmann::json(spec.lr).dump());
   if (name == "seed") return QString::number(spec.seed);
+  if (name == "precision") return QString::fromStdString(spec.precision);
   if (name == "nproc") return QString::number(spec.world_size());
   if (name == "run_dir") return runDir;
   if (name == "resume") return resume;
@@ -121,6 +122,7 @@ std::vector<std::pair<QString, QString>> scriptRunVariables(const RunSpec& spec,
   set("DDPDESK_EPOCHS", QString::number(spec.epochs));
   set("DDPDESK_LR", placeholderValue("lr", spec, runDir, resume));
   set("DDPDESK_SEED", QString::number(spec.seed));
+  set("DDPDESK_PRECISION", QString::fromStdString(spec.precision));
   set("DDPDESK_RUN_DIR", runDir);
   if (!resume.isEmpty()) set("DDPDESK_RESUME", resume);
   set("PYTHONUNBUFFERED", QStringLiteral("1"));

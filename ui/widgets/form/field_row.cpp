@@ -30,6 +30,8 @@ QStringList choicesFor(const QString& key) {
     for (const std::string& t : known_tasks()) out << QString::fromStdString(t);
   else if (key == QLatin1String("device"))
     out << QStringLiteral("cpu") << QStringLiteral("cuda");
+  else if (key == QLatin1String("precision"))
+    for (const std::string& p : known_precisions()) out << QString::fromStdString(p);
   else if (key == QLatin1String("launcher"))
     out << QStringLiteral("local") << QStringLiteral("slurm");
   else if (key == QLatin1String("loss"))
@@ -57,6 +59,7 @@ QString FieldRow::labelFor(const QString& key) {
   static const QMap<QString, QString> labels = {
       {QStringLiteral("task"), QObject::tr("Task")},
       {QStringLiteral("device"), QObject::tr("Device")},
+      {QStringLiteral("precision"), QObject::tr("Precision")},
       {QStringLiteral("nproc"), QObject::tr("Processes")},
       {QStringLiteral("batch_size"), QObject::tr("Batch size")},
       {QStringLiteral("accum_steps"), QObject::tr("Accumulation steps")},
