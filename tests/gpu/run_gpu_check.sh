@@ -39,7 +39,7 @@ step() {
 }
 
 tests/gpu/build_gpu_worker.sh "$logs" || exit 1
-w=build-gpu/app/ddpdesk-worker
+w=build/app/ddpdesk-worker-cuda
 rank0() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$1 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "${@:2}"; }
 export -f rank0
 export w

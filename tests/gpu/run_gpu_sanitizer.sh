@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 export DDPDESK_FMNIST_DIR
 logs=${GPU_CHECK_LOG_DIR:-$(mktemp -d)}
 tests/gpu/build_gpu_worker.sh "$logs" || exit 1
-w=$PWD/build-gpu/app/ddpdesk-worker
+w=$PWD/build/app/ddpdesk-worker-cuda
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 [ -n "$sanitizer" ] || { echo "compute-sanitizer not found"; exit 1; }
 

@@ -75,7 +75,12 @@ RunController::~RunController() {
 QString RunController::defaultWorkerProgram() {
   const QString env = monitorSettings().worker;
   if (!env.isEmpty()) return env;
-  return QCoreApplication::applicationDirPath() + QStringLiteral("/ddpdesk-worker");
+  // scripts/build.sh puts a worker built against a CUDA LibTorch beside the CPU one: it trains
+  // on the CPU as well, so it runs every run (docs/gpu.md).
+  const QString dir = QCoreApplication::applicationDirPath();
+  const QFileInfo cuda(dir + QStringLiteral("/ddpdesk-worker-cuda"));
+  if (cuda.isFile() && cuda.isExecutable()) return cuda.filePath();
+  return dir + QStringLiteral("/ddpdesk-worker");
 }
 
 QString RunController::workerProgram() const {

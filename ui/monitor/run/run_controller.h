@@ -115,6 +115,7 @@ class RunController : public QObject {
   ~RunController() override;
 
   // Worker executable. Empty (the default) = $DDPDESK_WORKER if set, else
+  // <applicationDirPath>/ddpdesk-worker-cuda where scripts/build.sh built one, else
   // <applicationDirPath>/ddpdesk-worker.
   void setWorkerProgram(const QString& path) { program_ = path; }
   QString workerProgram() const;
