@@ -17,7 +17,7 @@ namespace {
 
 constexpr int kWorld = 2, kSteps = 120, kRestartStep = 57;
 
-void run(MetricsStore& store, bool restarted) {
+void run(MetricsStore& store, bool restarted, int restartStep = kRestartStep) {
   store.setWorld(kWorld);
   for (int n = 1; n <= kSteps; ++n) {
     for (int r = 0; r < kWorld; ++r) {
@@ -30,7 +30,7 @@ void run(MetricsStore& store, bool restarted) {
       s.time = 0.05 * n;
       store.ingest(s);
     }
-    if (restarted && n == kRestartStep) {
+    if (restarted && n == restartStep) {
       wire::Event e;
       e.event = "restart";
       e.step = n;
@@ -92,6 +92,36 @@ class TestEventMarks : public QObject {
     QTRY_VERIFY(!chart.isLoading());
     chart.sync();
     QCOMPARE(lineKeys(chart.plot()), std::vector<double>{double(kRestartStep)});
+  }
+
+  // A label that would run past the right edge goes to the left of its line.
+  void aLabelNearTheRightEdgeFlipsLeft() {
+    for (const int step : {kRestartStep, kSteps - 2}) {
+      MetricsStore store;
+      run(store, true, step);
+      LossChart chart;
+      chart.setSources({{"run", &store}});
+      chart.resize(900, 420);
+      chart.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&chart));
+      chart.sync();
+      chart.plot()->replot();
+      QCPItemText* label = nullptr;
+      for (int i = 0; i < chart.plot()->itemCount(); ++i)
+        if (auto* t = qobject_cast<QCPItemText*>(chart.plot()->item(i)); t && t->visible())
+          label = t;
+      QVERIFY(label);
+      const bool flipped = label->positionAlignment() & Qt::AlignRight;
+      QCOMPARE(flipped, step != kRestartStep);
+      // Drawn inside the axis rect either way.
+      const QRect area = chart.plot()->axisRect()->rect();
+      QVERIFY2(label->right->pixelPosition().x() <= area.right() + 1,
+               qPrintable(QString::number(label->right->pixelPosition().x())));
+      QVERIFY(label->left->pixelPosition().x() >= area.left() - 1);
+      if (const QString dir = qEnvironmentVariable("DDPDESK_CHART_SHOTS"); !dir.isEmpty())
+        QVERIFY(
+            chart.grab().save(QDir(dir).filePath(QStringLiteral("restart-mark-%1.png").arg(step))));
+    }
   }
 
   void noRestartNoLineAndOverlaidRunsNameTheirs() {

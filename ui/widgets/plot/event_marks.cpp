@@ -45,4 +45,18 @@ bool EventMarks::show(const std::vector<ChartMark>& marks) {
   return true;
 }
 
+void EventMarks::align() {
+  const QRect area = plot_->axisRect()->rect();
+  for (std::size_t i = 0; i < shown_.size() && i < texts_.size(); ++i) {
+    QCPItemText* text = texts_[i];
+    const double px = plot_->xAxis->coordToPixel(shown_[i].x);
+    const QMargins pad = text->padding();
+    const int width = QFontMetrics(text->font()).boundingRect(QRect(), 0, shown_[i].label).width() +
+                      pad.left() + pad.right();
+    const bool left = px + width > area.right() && px - width >= area.left();
+    text->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    text->setTextAlignment(left ? Qt::AlignRight : Qt::AlignLeft);
+  }
+}
+
 }  // namespace ddpdesk

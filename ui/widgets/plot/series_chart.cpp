@@ -116,6 +116,7 @@ SeriesChart::SeriesChart(const QString& title, const QString& yLabel, QWidget* p
     const QCPRange x = plot_->xAxis->range();
     const int pixels = std::max(1, plot_->axisRect()->width());
     for (auto& c : curves_) c->graph->refresh(x.lower, x.upper, pixels);
+    if (marks_) marks_->align();
   });
 
   timer_.setInterval(66);
