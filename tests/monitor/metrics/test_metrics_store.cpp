@@ -7,6 +7,7 @@
 #include <QThreadPool>
 #include <QtTest>
 #include <cmath>
+#include <limits>
 
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
@@ -238,6 +239,30 @@ class TestMetricsStore : public QObject {
     QVERIFY(store.rankInfo(1).error.isEmpty());
     QVERIFY(store.rankInfo(0).lastEvent.isEmpty());
     QCOMPARE(int(store.errors().size()), 1);
+  }
+
+  // A NaN or infinite loss is said once per rank (the script goes on; the warning is the
+  // controller's), again after a clear; finite losses and a loaded file say nothing.
+  void aNonFiniteLossIsSaidOncePerRank() {
+    MetricsStore store;
+    QSignalSpy said(&store, &MetricsStore::nonFiniteLoss);
+    store.ingest(step(0, 1));
+    wire::Step bad = step(1, 7);
+    bad.loss = std::numeric_limits<double>::quiet_NaN();
+    store.ingest(std::vector<wire::Message>{step(0, 2), bad});
+    QCOMPARE(said.count(), 1);
+    QCOMPARE(said.at(0).at(0).toInt(), 1);
+    QCOMPARE(said.at(0).at(1).toLongLong(), 7LL);
+    bad.step = 8;
+    store.ingest(bad);  // the same rank again: already said
+    wire::Step inf = step(0, 9);
+    inf.loss = std::numeric_limits<double>::infinity();
+    store.ingest(inf);
+    QCOMPARE(said.count(), 2);
+    QCOMPARE(said.at(1).at(0).toInt(), 0);
+    store.clear();
+    store.ingest(bad);
+    QCOMPARE(said.count(), 3);
   }
 
   void clearEmitsReset() {

@@ -32,6 +32,7 @@ void MetricsStore::ingest(const wire::Message& message) {
   }
   ++revision_;
   d_.apply(message, revision_);
+  watchLoss(message);
   touch();
 }
 
@@ -42,8 +43,21 @@ void MetricsStore::ingest(const std::vector<wire::Message>& messages) {
     return;
   }
   ++revision_;
-  for (const auto& m : messages) d_.apply(m, revision_);
+  for (const auto& m : messages) {
+    d_.apply(m, revision_);
+    watchLoss(m);
+  }
   touch();
+}
+
+void MetricsStore::watchLoss(const wire::Message& m) {
+  const auto* s = std::get_if<wire::Step>(&m);
+  if (!s || std::isfinite(s->loss) || s->rank < 0 || s->rank >= kMaxRanks) return;
+  const auto rank = std::size_t(s->rank);
+  if (rank >= nonFiniteSeen_.size()) nonFiniteSeen_.resize(rank + 1, false);
+  if (nonFiniteSeen_[rank]) return;
+  nonFiniteSeen_[rank] = true;
+  Q_EMIT nonFiniteLoss(s->rank, s->step);
 }
 
 void MetricsStore::touch() {
@@ -65,6 +79,7 @@ void MetricsStore::clear() {
   const int world = d_.world;  // the expected world outlives the data
   d_ = Data();
   d_.world = world;
+  nonFiniteSeen_.clear();
   ++revision_;  // readers comparing revisions see a change
   Q_EMIT reset();
 }

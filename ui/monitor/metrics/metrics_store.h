@@ -158,6 +158,10 @@ class MetricsStore : public QObject {
   void reset();
   // loadJsonlAsync() finished.
   void loaded(const ddpdesk::MetricsStore::LoadResult& result);
+  // A rank's loss arrived as NaN or an infinity (live messages only, not a loaded file): the
+  // first time for that rank since the store was cleared. ddpdesk's worker stops its run there;
+  // a Python script decides for itself, and the monitor says so (RunController's warning).
+  void nonFiniteLoss(int rank, qint64 step);
 
  private:
   // Everything ingest() builds: what a load prepares on a worker thread and hands over whole.
@@ -192,8 +196,10 @@ class MetricsStore : public QObject {
   static LoadResult readJsonl(const QString& path, Data& into);
   void adopt(Data&& data);
   void touch();
+  void watchLoss(const wire::Message& m);
 
   quint64 revision_ = 0;
+  std::vector<bool> nonFiniteSeen_;  // per rank: nonFiniteLoss() emitted
   bool dirty_ = false;
   Data d_;
   std::shared_ptr<Load> loading_;  // the load in progress, if any

@@ -56,6 +56,12 @@ RunController::RunController(QObject* parent)
                          .arg(rank)
                          .arg(what));
   });
+  connect(store_, &MetricsStore::nonFiniteLoss, this, [this](int rank, qint64 step) {
+    Q_EMIT warning(QStringLiteral("rank %1 reported a non-finite loss (NaN or infinity) at step "
+                                  "%2")
+                       .arg(rank)
+                       .arg(step));
+  });
   // A resumed run's history loaded in the background carries the old run's world size.
   connect(store_, &MetricsStore::loaded, this, [this] { store_->setWorld(spec_.nproc); });
   // Everything worth a warning is also kept in the run's monitor.log.
