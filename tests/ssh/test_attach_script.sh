@@ -7,19 +7,21 @@
 #     its summary has each rank's system use, from the metrics/system.jsonl that monitor
 #     sampled (no pid can be sampled from here).
 #  2. A run stopped with Ctrl+C in its monitor: the follower ends Stopped (exit 130).
+#  3. A run whose rank 1 raises: the follower ends Failed (exit 1), with the recorded reason.
 #   with_sshd.sh tests/ssh/test_attach_script.sh WORKER DDPDESK
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 script=$(cd "$(dirname "$0")/../../examples" && pwd)/print_only.py
 export DDPDESK_WORKER=$worker
 
-# start NAME STEPS: a two-rank run of print_only.py (0.1 s a step) under $tmp/NAME, $run its
-# monitor's pid; then, once its ranks started (the directory is there before its spec.json),
-# `--attach` over ssh, $attach its pid.
+# start NAME STEPS [SCRIPT]: a two-rank run of print_only.py (or SCRIPT; 0.1 s a step) under
+# $tmp/NAME, $run its monitor's pid; then, once its ranks started (the directory is there before
+# its spec.json), `--attach` over ssh, $attach its pid.
 start() {
   export XDG_DATA_HOME=$tmp/$1
-  timeout 120 "$ddpdesk" --headless --task python --script "$script" --python /usr/bin/python3 \
-    --nproc 2 --script-args "--steps $2 --sleep 0.1" >"$tmp/$1.run.out" 2>"$tmp/$1.run.err" &
+  timeout 120 "$ddpdesk" --headless --task python --script "${3:-$script}" \
+    --python /usr/bin/python3 --nproc 2 --script-args "--steps $2 --sleep 0.1" \
+    >"$tmp/$1.run.out" 2>"$tmp/$1.run.err" &
   run=$!; bg+=($!)
   dir=
   for _ in $(seq 600); do
@@ -60,6 +62,25 @@ wait "$attach"; arc=$?
 grep -q "^stopped after " "$tmp/stop.out" ||
   bad "the ssh attach did not end Stopped: $(cat "$tmp/stop.out" "$tmp/stop.err")"
 
+# 3. Failed: rank 1 raises after a few steps.
+cat >"$tmp/fails.py" <<'PY'
+import os, sys, time
+for step in range(1, 6):
+    print(f"step {step} loss={1.0 / step}", flush=True)
+    time.sleep(0.1)
+if os.environ["RANK"] == "1":
+    raise RuntimeError("the loss went away")
+PY
+start failed 0 "$tmp/fails.py"
+wait "$run"; rc=$?
+[ "$rc" -eq 1 ] || bad "the failing run exited $rc (want 1): $(cat "$tmp/failed.run.err")"
+wait "$attach"; arc=$?
+[ "$arc" -eq 1 ] || bad "the ssh attach of the failed run exited $arc (want 1): $(cat "$tmp/failed.out" "$tmp/failed.err")"
+grep -q "^failed after " "$tmp/failed.out" ||
+  bad "the ssh attach did not end Failed: $(cat "$tmp/failed.out" "$tmp/failed.err")"
+grep -q "RuntimeError: the loss went away" "$tmp/failed.err" "$tmp/failed.out" ||
+  bad "the ssh attach's failure does not name the error: $(cat "$tmp/failed.out" "$tmp/failed.err")"
+
 no_ssh_left "script runs"
-[ "$fail" -eq 0 ] && echo "ok: script runs without the client followed over ssh end Finished and Stopped, with their ranks' system use"
+[ "$fail" -eq 0 ] && echo "ok: script runs without the client followed over ssh end Finished, Stopped and Failed, with their ranks' system use"
 exit $fail
