@@ -39,6 +39,9 @@ std::string rank_metrics_dir(const std::string& dir) {
 std::string rank_metrics(const std::string& dir, int rank) {
   return in(rank_metrics_dir(dir), ranked("rank-", rank, ".jsonl"));
 }
+std::string system_metrics(const std::string& dir) {
+  return in(rank_metrics_dir(dir), "system.jsonl");
+}
 std::string checkpoints_dir(const std::string& dir) {
   return in(dir, "checkpoints");
 }

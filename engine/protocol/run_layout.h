@@ -11,6 +11,8 @@
 //   <dir>/rank-N.log                rank N's output
 //   <dir>/rank-N.exit.json          how rank N ended, by itself
 //   <dir>/metrics/rank-N.jsonl      rank N's own messages (followed runs read these)
+//   <dir>/metrics/system.jsonl      the system metrics a script run's monitor sampled for its
+//                                   ranks (gauges of every rank; followed runs read it too)
 //   <dir>/checkpoints/step-NNNNNNNN.pt   rank 0's checkpoints
 #pragma once
 
@@ -27,6 +29,7 @@ std::string rank_log(const std::string& dir, int rank);
 std::string exit_record(const std::string& dir, int rank);
 std::string rank_metrics_dir(const std::string& dir);
 std::string rank_metrics(const std::string& dir, int rank);
+std::string system_metrics(const std::string& dir);
 std::string checkpoints_dir(const std::string& dir);
 // step-00000120.pt: zero-padded, so names sort by step.
 std::string checkpoint_name(std::int64_t step);

@@ -19,6 +19,7 @@ class TestRunLayout : public QObject {
     QCOMPARE(run_layout::rank_log(d, 3), std::string("/runs/a/rank-3.log"));
     QCOMPARE(run_layout::exit_record(d, 12), std::string("/runs/a/rank-12.exit.json"));
     QCOMPARE(run_layout::rank_metrics(d, 0), std::string("/runs/a/metrics/rank-0.jsonl"));
+    QCOMPARE(run_layout::system_metrics(d), std::string("/runs/a/metrics/system.jsonl"));
     QCOMPARE(run_layout::checkpoints_dir("/runs/a/"), std::string("/runs/a/checkpoints"));
   }
   void checkpointNamesSortByStep() {

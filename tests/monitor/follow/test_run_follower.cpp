@@ -1,7 +1,8 @@
 // RunFollower over a run directory whose rank files the test writes in pieces with the wire
 // codec: files appearing late, half lines, a restarted rank, the ends of a run (finished, error,
 // a local pid gone; a remote one is not judged by pid), following on after the end when asked
-// (a requeued Slurm job), and no message delivered twice.
+// (a requeued Slurm job), and no message delivered twice; the system metrics a script run's
+// monitor wrote (metrics/system.jsonl) arrive as gauges.
 #include <unistd.h>
 #include <QDir>
 #include <QProcess>
@@ -13,6 +14,7 @@
 #include "append_bytes.h"
 #include "follow/run_follower.h"
 #include "qt_test_main.h"
+#include "run/run_directory.h"
 
 using namespace ddpdesk;
 using ddpdesk::test::appendBytes;
@@ -340,6 +342,53 @@ class TestRunFollower : public QObject {
     QCOMPARE(f->counters().malformed, 2);
     QCOMPARE(bad.count(), 1);
     QCOMPARE(f->counters().messages, 2);
+  }
+
+  // metrics/system.jsonl (a script run's monitor sampled its ranks): its gauges are handed out
+  // for their ranks, half lines wait, anything but a gauge is counted and dropped, and it makes
+  // no rank known: no hello, no ending, no world.
+  void theMonitorsSystemMetricsArriveAsGauges() {
+    auto f = make();
+    std::vector<wire::Gauge> gauges;
+    int others = 0;
+    QObject::connect(f.get(), &RunFollower::messagesReceived,
+                     [&](const std::vector<wire::Message>& ms, const QByteArray&) {
+                       for (const auto& m : ms) {
+                         if (const auto* g = std::get_if<wire::Gauge>(&m))
+                           gauges.push_back(*g);
+                         else
+                           ++others;
+                       }
+                     });
+    QVERIFY(f->follow(dir->path()));
+    const QString system = RunDirectory::systemMetricsPath(dir->path());
+    wire::Gauge g;
+    g.name = "rss_bytes";
+    g.value = 1024;
+    std::string bytes;
+    for (int rank : {0, 1}) {
+      g.rank = rank;
+      bytes += line(g);
+    }
+    bytes += line(step(0, 1));  // not the monitor's to write there
+    g.rank = 1;
+    g.value = 2048;
+    const std::string last = line(g);
+    QVERIFY(QDir(dir->path()).mkdir("metrics"));
+    appendBytes(system, bytes + last.substr(0, 10));
+    f->pollNow();
+    QCOMPARE(int(gauges.size()), 2);
+    QCOMPARE(gauges[0].rank, 0);
+    QCOMPARE(gauges[1].rank, 1);
+    QCOMPARE(others, 0);
+    QCOMPARE(f->counters().malformed, qint64(1));
+    appendBytes(system, last.substr(10));
+    f->pollNow();
+    QCOMPARE(int(gauges.size()), 3);
+    QCOMPARE(gauges[2].value, 2048.0);
+    QVERIFY(f->ranks().empty());
+    QCOMPARE(f->world(), 0);
+    QVERIFY(!f->hasEnded());
   }
 };
 

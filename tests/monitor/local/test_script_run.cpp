@@ -15,6 +15,7 @@
 #include <map>
 
 #include "local/script_run_util.h"
+#include "metrics/metrics_store.h"
 #include "qt_test_main.h"
 
 using namespace ddpdesk;
@@ -80,6 +81,18 @@ class TestScriptRun : public QObject {
         QCOMPARE(loss, printed);
       }
     }
+    // The run's curve is the ranks' mean at every step (each rank printed its own loss).
+    MetricsStore store;
+    QVERIFY(store.loadJsonl(runDir + QStringLiteral("/metrics.jsonl")).ok);
+    const GlobalSeries& global = store.global();
+    QCOMPARE(int(global.size()), 12);
+    for (std::size_t i = 0; i < global.size(); ++i) {
+      const qint64 step = qint64(global.step[i]);
+      QCOMPARE(step, qint64(i) + 1);
+      const double mean = (losses.at(0).at(step) + losses.at(1).at(step)) / 2;
+      QCOMPARE(global.loss[i], mean);
+      QVERIFY(global.loss[i] != losses.at(0).at(step));
+    }
     // The ranks' own output is kept as for any rank.
     QFile log(runDir + QStringLiteral("/rank-1.log"));
     QVERIFY(log.open(QIODevice::ReadOnly));
@@ -87,8 +100,9 @@ class TestScriptRun : public QObject {
   }
 
   // `--attach` of a running script run without the client: its printed losses are read from
-  // the ranks' rank-N.log as the running monitor reads them from their output, and the run ends
-  // with what that monitor recorded (no rank file could say so).
+  // the ranks' rank-N.log as the running monitor reads them from their output, its ranks'
+  // system metrics from what that monitor sampled (metrics/system.jsonl: the follower has no
+  // pid to sample), and the run ends with what that monitor recorded (no rank file could say so).
   void anAttachFollowsAScriptRunWithoutTheClient() {
     auto p =
         startHeadless(QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
@@ -113,6 +127,15 @@ class TestScriptRun : public QObject {
     QVERIFY2(ran.out.contains(QStringLiteral("finished after")), qPrintable(ran.out));
     QVERIFY2(followed.out.contains(QStringLiteral(": 30 steps,")), qPrintable(followed.out));
     QVERIFY2(followed.out.contains(QStringLiteral("finished after")), qPrintable(followed.out));
+    // Each rank's system use in the follower's summary, as in the launching monitor's.
+    for (const ProcessResult* r : {&ran, &followed}) {
+      const qsizetype table = r->out.indexOf(QStringLiteral("system use per rank:"));
+      QVERIFY2(table >= 0, qPrintable(r->out));
+      for (int rank = 0; rank < 2; ++rank)
+        QVERIFY2(r->out.mid(table).contains(
+                     QRegularExpression(QStringLiteral("\\n%1\\s+[0-9.]+ [KMG]iB").arg(rank))),
+                 qPrintable(r->out));
+    }
   }
 
   // A real DDP script with the client: the losses in the run's metrics are the script's own.

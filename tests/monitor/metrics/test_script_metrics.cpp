@@ -122,8 +122,9 @@ class TestScriptMetrics : public QObject {
         [&](const auto& messages) { got.add(messages); });
     m.line(1, QStringLiteral("iter 5 | objective 0.25"));
     m.line(1, QStringLiteral("step 6 loss=0.5"));  // the built-in forms are replaced
-    m.line(0, QStringLiteral("iter 7 | objective 1e-2"));
-    // The lines of one event-loop pass reach the sink together, once the pass ends.
+    m.line(0, QStringLiteral("iter 5 | objective 1e-2"));
+    // The lines of one event-loop pass reach the sink together, once the pass ends; the run's
+    // loss at the step both ranks printed is their mean.
     QCOMPARE(int(got.steps.size()), 0);
     QTRY_COMPARE(int(got.steps.size()), 2);
     QCOMPARE(got.batches, 1);
@@ -131,8 +132,10 @@ class TestScriptMetrics : public QObject {
     QCOMPARE(got.steps[0].step, std::int64_t(5));
     QCOMPARE(got.steps[0].loss, 0.25);
     QCOMPARE(got.steps[1].rank, 0);
-    QCOMPARE(got.steps[1].step, std::int64_t(7));
+    QCOMPARE(got.steps[1].step, std::int64_t(5));
     QCOMPARE(got.steps[1].loss, 0.01);
+    QCOMPARE(got.steps[0].global_loss, 0.13);
+    QCOMPARE(got.steps[1].global_loss, 0.13);
   }
 
   // The monitor's own process stands in for a rank: its system metrics arrive as rank 1's

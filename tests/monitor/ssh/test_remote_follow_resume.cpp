@@ -5,7 +5,8 @@
 // checked at once), and still reads a file again from its start when it was rewritten, truncated or
 // replaced while nothing followed it. A file that shrank between the loop's stat and its read goes
 // on from the bytes sent. A connection cut inside a record leaves the mirror at the last whole
-// record.
+// record. A script run's system metrics file resumes the same way; its status.json is mirrored
+// whole once its poll is complete, and sent again only when it changed.
 #include <unistd.h>
 
 #include <QDir>
@@ -17,6 +18,7 @@
 #include "follow/rank_output_tails.h"
 #include "follow/run_follower.h"
 #include "qt_test_main.h"
+#include "run/run_directory.h"
 #include "ssh/remote_follow_script.h"
 #include "ssh/remote_record_mirror.h"
 
@@ -192,6 +194,45 @@ class TestRemoteFollowResume : public QObject {
     QVERIFY(m.feed(b.constData(), std::size_t(b.size()), &error));
     QCOMPARE(readAll(RunFollower::rankFile(local.path(), 0)), readAll(file));
     QCOMPARE(m.resets(), qint64(0));
+  }
+
+  // A script run's metrics/system.jsonl is mirrored and resumed as a rank's file is; its
+  // status.json comes whole, in the mirror once its poll is complete, and again when it changed.
+  void theSystemMetricsAndTheStatusAreMirrored() {
+    QTemporaryDir remote, local;
+    QVERIFY(QDir().mkpath(remote.path() + "/metrics"));
+    const QString system = RunDirectory::systemMetricsPath(remote.path());
+    const QByteArray gauge = R"({"type":"gauge","rank":1,"name":"rss_bytes","value":5})"
+                             "\n";
+    write(system, gauge, QIODevice::WriteOnly);
+    const QString status = RunDirectory::statusPath(remote.path());
+    write(status, R"({"state":"running"})", QIODevice::WriteOnly);
+    RemoteRecordMirror m(local.path());
+    QString error;
+    const QByteArray a = onePoll(remote.path(), {});
+    QVERIFY2(a.contains("\nU "), a.constData());
+    // Everything but the poll's end: the status waits for it.
+    QVERIFY(m.feed(a.constData(), std::size_t(a.size() - 2), &error));
+    QCOMPARE(readAll(RunDirectory::statusPath(local.path())), QByteArray("<missing>"));
+    QVERIFY(m.feed("T\n", 2, &error));
+    QCOMPARE(readAll(RunDirectory::statusPath(local.path())), readAll(status));
+    QCOMPARE(readAll(RunDirectory::systemMetricsPath(local.path())), gauge);
+
+    // The run ends while nothing follows it; a new loop goes on where the mirror is.
+    write(system, gauge, QIODevice::Append);
+    write(status, R"({"state":"finished"})", QIODevice::WriteOnly | QIODevice::Truncate);
+    m.newConnection();
+    const QByteArray b = onePoll(remote.path(), m.resumeState());
+    QVERIFY2(!b.contains("\nR "), b.constData());
+    QVERIFY2(b.contains("\nD M " + QByteArray::number(gauge.size()) + " "), b.constData());
+    QVERIFY(m.feed(b.constData(), std::size_t(b.size()), &error));
+    QCOMPARE(readAll(RunDirectory::systemMetricsPath(local.path())), gauge + gauge);
+    QCOMPARE(readAll(RunDirectory::statusPath(local.path())),
+             QByteArray(R"({"state":"finished"})"));
+    QCOMPARE(m.resets(), qint64(0));
+    // An unchanged status is sent once: two polls of one loop hold one U record.
+    const QByteArray c = polls(remote.path(), m.resumeState(), 2);
+    QCOMPARE(c.count("\nU "), 1);
   }
 };
 

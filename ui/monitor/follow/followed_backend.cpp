@@ -197,7 +197,9 @@ void FollowedBackend::watchRecordedEnding() {
   auto* timer = new QTimer(script_metrics_);  // gone with the measuring
   timer->setInterval(kRecordedEndingPollMs);
   connect(timer, &QTimer::timeout, this, [this, timer] {
-    const std::optional<RunStatus> status = RunDirectory::readStatus(runDir());
+    // Over ssh, the mirror's copy (the remote loop sends status.json).
+    const std::optional<RunStatus> status =
+        RunDirectory::readStatus(mirror_ ? mirror_->directory() : runDir());
     if (!status || !follower_ || follower_->hasEnded()) return;
     const std::optional<State> final = recordedState(status->state);
     if (!final) return;

@@ -8,9 +8,11 @@
 // mirror; SlurmBackend (slurm/slurm_backend.h) follows its job's directory the same way.
 // A Python-script run (task python in its spec.json) is measured as a local one is
 // (ScriptMetrics): losses printed to rank-N.log and TensorBoard event files this host can read,
-// for the ranks that do not report through the client; no system metrics (no pid to sample).
+// for the ranks that do not report through the client; their system metrics are those the run's
+// own monitor sampled and wrote to metrics/system.jsonl (RunFollower reads it; no pid here).
 // Such ranks write no file that could end the run: when the files end the run, the status.json
-// that the run's own monitor writes at its end ends it too, with the state and reason recorded.
+// that the run's own monitor writes at its end ends it too, with the state and reason recorded
+// (over ssh, the mirror's copy of it).
 #pragma once
 
 #include "run/run_backend.h"

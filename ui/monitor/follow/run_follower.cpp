@@ -58,6 +58,7 @@ bool RunFollower::follow(const QString& runDir, QString* error) {
   dir_ = info.absoluteFilePath();
   tails_.clear();
   outputs_ = std::make_unique<RankOutputTails>(dir_);
+  system_ = std::make_unique<MetricsTail>(RunDirectory::systemMetricsPath(dir_));
   ranks_.clear();
   world_ = 0;
   ended_ = settling_ = false;
@@ -90,6 +91,7 @@ void RunFollower::pollNow() {
   outputs_->poll([this](int rank, const QString& line) { Q_EMIT outputLine(rank, line); });
   discoverFiles();
   for (auto& [rank, tail] : tails_) pollRank(rank, *tail);
+  pollSystem();
   // Only after the files: a rank that wrote its last line and exited between the two is read
   // as ended by its line (and the settle time covers the other order).
   for (auto& [rank, r] : ranks_) {
@@ -177,6 +179,32 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
       Q_EMIT rankRestarted(rank, p.restartReason);
     }
     deliver();
+    if (!p.more) break;
+  }
+}
+
+void RunFollower::pollSystem() {
+  for (;;) {
+    std::vector<wire::Message> batch;
+    QByteArray lines;
+    const MetricsTail::Poll p = system_->poll([&](std::string_view line) {
+      wire::Decoded d = wire::decode(line);
+      if (d.kind == wire::Decoded::Kind::Blank) return;
+      if (d.kind == wire::Decoded::Kind::Ignored) {
+        ++counters_.ignored;
+        return;
+      }
+      // Counted, not reported: the file is the monitor's, no rank's to name.
+      if (d.kind == wire::Decoded::Kind::Malformed ||
+          !std::holds_alternative<wire::Gauge>(*d.message)) {
+        ++counters_.malformed;
+        return;
+      }
+      ++counters_.messages;
+      batch.push_back(std::move(*d.message));
+      lines.append(line.data(), qsizetype(line.size())).append('\n');
+    });
+    if (!batch.empty()) Q_EMIT messagesReceived(batch, lines);
     if (!p.more) break;
   }
 }

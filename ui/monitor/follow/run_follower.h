@@ -13,7 +13,9 @@
 // look there (setPidProbe: SshRunMirror's checks on the host it is connected to).
 //
 // The ranks' output files beside them (rank-N.log, RankOutputTails) are read in the same polls,
-// first, so a failed rank's last lines are in before its ending is.
+// first, so a failed rank's last lines are in before its ending is. So is metrics/system.jsonl,
+// the system metrics a script run's monitor sampled for its ranks (ScriptMetrics): its gauges
+// are handed out like the ranks' own; it says nothing about whether a rank runs or has ended.
 #pragma once
 
 #include <QByteArray>
@@ -56,7 +58,8 @@ class RunFollower : public QObject {
   };
   struct Counters {
     qint64 messages = 0;   // decoded lines handed out (hellos included)
-    qint64 malformed = 0;  // lines the codec rejected or that named another rank
+    qint64 malformed = 0;  // lines the codec rejected, that named another rank, or (in
+                           // metrics/system.jsonl) that were no gauge
     qint64 ignored = 0;    // lines of a message type this codec does not know
     qint64 restarts = 0;   // files read again from their start
   };
@@ -119,6 +122,7 @@ class RunFollower : public QObject {
 
  private:
   void pollRank(int rank, MetricsTail& tail);
+  void pollSystem();
   void discoverFiles();
   void checkEnd();
 
@@ -129,6 +133,7 @@ class RunFollower : public QObject {
   PidProbe probe_;
   std::map<int, std::unique_ptr<MetricsTail>> tails_;
   std::unique_ptr<RankOutputTails> outputs_;
+  std::unique_ptr<MetricsTail> system_;  // metrics/system.jsonl
   std::map<int, Rank> ranks_;
   int world_ = 0;
   bool ended_ = false;

@@ -106,6 +106,10 @@ void LocalBackend::measureScript(const RunSpec& spec) {
   connect(launcher_, &LocalRankLauncher::line, script_metrics_,
           [m = script_metrics_](int rank, bool, const QString& text) { m->line(rank, text); });
   connect(launcher_, &LocalRankLauncher::rankStarted, script_metrics_, &ScriptMetrics::rankStarted);
+  // For whoever follows the run from its directory, with no pid of its own to sample.
+  QString error;
+  if (!script_metrics_->recordSystemMetrics(RunDirectory::systemMetricsPath(runDir()), &error))
+    Q_EMIT run().warning(error);
 }
 
 void LocalBackend::stop() {

@@ -1,5 +1,7 @@
 #include "metrics/script_metrics.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <algorithm>
 #include <cctype>
@@ -58,7 +60,8 @@ ScriptMetrics::ScriptMetrics(const RunSpec& spec, const QString& runDir, IsConne
       step_of_(std::move(stepOf)),
       sink_(std::move(sink)),
       tail_(eventFileRoots(spec, runDir), QDateTime::currentDateTime().addSecs(-kFileClockSlackS)),
-      started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0) {
+      started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0),
+      mean_(spec.world_size()) {
   clock_.start();
   const QString pattern = QString::fromStdString(spec.loss_pattern);
   for (int r = 0; r < spec.world_size(); ++r)
@@ -84,23 +87,34 @@ void ScriptMetrics::rankStarted(int rank, qint64 pid) {
 }
 
 void ScriptMetrics::rankEnded(int rank) {
-  if (rank >= 0 && rank < int(ranks_.size())) ranks_[std::size_t(rank)].sampler.reset();
+  if (rank < 0 || rank >= int(ranks_.size())) return;
+  ranks_[std::size_t(rank)].sampler.reset();
+  mean_.drop(rank, printed_);  // its last lines were read before its end
+  queueSend();
 }
 
 void ScriptMetrics::line(int rank, const QString& text) {
-  if (rank < 0 || rank >= int(ranks_.size()) || is_connected_(rank)) return;
+  if (rank < 0 || rank >= int(ranks_.size())) return;
   Rank& r = ranks_[std::size_t(rank)];
-  if (!r.lossTag.empty()) return;  // the event files give this rank's loss
+  // The client or the event files give this rank's loss: its printed ones do not count.
+  if (is_connected_(rank) || !r.lossTag.empty()) {
+    mean_.drop(rank, printed_);
+    queueSend();
+    return;
+  }
+  const double now = sinceStart();
   for (const OutputLoss& p : r.printed.read(text)) {
     wire::Step s;
     s.rank = rank;
     s.step = p.step;
     s.loss = p.loss;
-    // Only this rank's loss is known: the run's curve is the first rank to print each step.
-    s.global_loss = p.loss;
-    s.time = sinceStart();
-    printed_.push_back(s);
+    s.time = now;
+    mean_.add(s, now, printed_);  // global_loss: the step's mean, once it is complete
   }
+  queueSend();
+}
+
+void ScriptMetrics::queueSend() {
   if (printed_.empty() || send_queued_) return;
   send_queued_ = true;
   QMetaObject::invokeMethod(this, &ScriptMetrics::sendPrinted, Qt::QueuedConnection);
@@ -159,7 +173,22 @@ void ScriptMetrics::readEventFiles(std::vector<wire::Message>& out) {
   }
 }
 
+bool ScriptMetrics::recordSystemMetrics(const QString& path, QString* error) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  auto file = std::make_unique<QFile>(path);
+  if (!file->open(QIODevice::WriteOnly | QIODevice::Append)) {
+    if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, file->errorString());
+    return false;
+  }
+  system_file_ = std::move(file);
+  return true;
+}
+
 void ScriptMetrics::poll() {
+  for (int rank = 0; rank < int(ranks_.size()); ++rank)
+    if (is_connected_(rank) || !ranks_[std::size_t(rank)].lossTag.empty())
+      mean_.drop(rank, printed_);
+  mean_.expire(sinceStart(), printed_);
   sendPrinted();  // first: the gauges below carry the rank's last step
   std::vector<wire::Message> out;
   const double now = sinceStart();
@@ -178,11 +207,18 @@ void ScriptMetrics::poll() {
       out.push_back(g);
     }
   }
+  if (system_file_ && !out.empty()) {  // the samples (the event files' come below)
+    QByteArray lines;
+    for (const wire::Message& m : out) lines += QByteArray::fromStdString(wire::encode(m)) + '\n';
+    system_file_->write(lines);
+    system_file_->flush();
+  }
   readEventFiles(out);
   if (!out.empty()) sink_(out);
 }
 
 void ScriptMetrics::finish() {
+  mean_.flush(printed_);
   sendPrinted();
   timer_.stop();
   for (Rank& r : ranks_) r.sampler.reset();
@@ -192,6 +228,7 @@ void ScriptMetrics::finish() {
 }
 
 void ScriptMetrics::restart() {
+  mean_.reset();
   timer_.start();
 }
 

@@ -3,7 +3,9 @@
 // take (charts, store, metrics.jsonl, history, comparison):
 //  - system metrics of every running rank, by pid (SystemSampler, engine/system): CPU, resident
 //    memory, threads; on --device cuda the GPU the rank uses by torchrun's convention (its
-//    LOCAL_RANK), through NVML. Once a second.
+//    LOCAL_RANK), through NVML. Once a second. Where the run's monitor says so
+//    (recordSystemMetrics), they are appended to metrics/system.jsonl too, in the wire format:
+//    a run followed from its directory (RunFollower) has no pid to sample and reads them there.
 //  - scalars from the TensorBoard event files the script writes (TensorBoardTail): the spec's
 //    logdir, else any written under the working directory and the run directory since the run
 //    began. A file under a folder named rank<N> (rank-1, rank_1, rank1) is rank N's, any other
@@ -12,16 +14,18 @@
 //    loss tags with such a word are its evaluations; every other tag is a scalar of its own (a
 //    gauge, charted per rank and name).
 //  - printed losses (OutputLossReader, with the spec's loss_pattern), until the rank's event
-//    files give a training loss: those are exact and carry the script's own steps. The points
-//    of the lines read in one pass of the event loop go to the sink together (once the pass
-//    ends): a script printing 100,000 lines a second costs the run's record one write a read,
-//    not one a line.
+//    files give a training loss: those are exact and carry the script's own steps. The run's
+//    curve is the mean over the ranks at each step (PrintedMean: a step's points wait for the
+//    ranks that print, at most PrintedMean::kWaitS). The points of the lines read in one pass
+//    of the event loop go to the sink together (once the pass ends): a script printing
+//    100,000 lines a second costs the run's record one write a read, not one a line.
 // A rank that has connected through the client (isConnected) reports for itself: its event
 // files and output are not read as metrics (its system metrics still are).
 #pragma once
 
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "metrics/output_loss.h"
+#include "metrics/printed_mean.h"
 #include "metrics/tensorboard_tail.h"
 #include "run_spec.h"
 #include "wire.h"
@@ -65,6 +70,10 @@ class ScriptMetrics : public QObject {
   // The run restarts (its ranks start again after finish()): polling resumes.
   void restart();
 
+  // The sampled system metrics are appended to `path` too (metrics/system.jsonl of the run's
+  // directory: the monitor that launched the ranks). False with *error when it cannot be opened.
+  bool recordSystemMetrics(const QString& path, QString* error);
+
   void setInterval(int ms) { timer_.setInterval(ms); }
   const TensorBoardTail& tensorboard() const { return tail_; }
   // The training-loss tag rank `rank`'s event files gave (empty: none yet).
@@ -78,6 +87,7 @@ class ScriptMetrics : public QObject {
   };
   int rankOfFile(const QString& path) const;
   void sendPrinted();
+  void queueSend();  // sendPrinted() once this event-loop pass ends
   void readEventFiles(std::vector<wire::Message>& out);
   double sinceStart() const { return double(clock_.elapsed()) / 1000.0; }
 
@@ -90,7 +100,9 @@ class ScriptMetrics : public QObject {
   QElapsedTimer clock_;
   double started_epoch_s_;  // the run's start on the event files' clock
   QTimer timer_;
+  PrintedMean mean_;                    // printed points until their step is complete
   std::vector<wire::Message> printed_;  // loss points of lines not yet sent
+  std::unique_ptr<QFile> system_file_;  // recordSystemMetrics()
   bool send_queued_ = false;
 };
 

@@ -172,6 +172,10 @@ QString RunDirectory::rankMetricsPath(const QString& dir, int rank) {
   return QString::fromStdString(run_layout::rank_metrics(dir.toStdString(), rank));
 }
 
+QString RunDirectory::systemMetricsPath(const QString& dir) {
+  return layoutPath(run_layout::system_metrics, dir);
+}
+
 void RunDirectory::logEvent(const QString& text) {
   if (path_.isEmpty()) return;
   if (!log_) {

@@ -98,6 +98,7 @@ class RunDirectory {
   static QString monitorLogPath(const QString& dir);
   static QString rankMetricsDir(const QString& dir);             // metrics/
   static QString rankMetricsPath(const QString& dir, int rank);  // metrics/rank-N.jsonl
+  static QString systemMetricsPath(const QString& dir);          // metrics/system.jsonl
 
   static std::optional<RunStatus> readStatus(const QString& dir);
   // Whether the engine wrote a checkpoint there (run_layout.h's names).

@@ -2,22 +2,25 @@
 
 namespace ddpdesk {
 
-// Files are named by a key: N for metrics/rank-N.jsonl, LN for the rank's output, rank-N.log
-// (no pid check, no scan for hellos). Per file the loop keeps i<K> (inode), o<K> (bytes sent),
-// b<K> (base64 of the first min(o,128) bytes sent) and p<K> (their cksum, "CRC LENGTH": a file
-// rewritten in place from its start changes them; the hello, with its pid, comes first). The
-// file is opened once per poll (fd 3) and stat'ed and read through that descriptor (its first
-// bytes through /dev/fd/3, a fresh offset on the same file), so inode, size and bytes belong
-// to one file even while it is being replaced. The file can shrink between the stat and a
-// read: fewer first bytes than were sent is a truncation, and the offset grows by the bytes
-// actually sent, never by the size the stat saw (else the mirror and this loop disagree on
-// where the file goes on, and lines are sent twice).
+// Files are named by a key: N for metrics/rank-N.jsonl, LN for the rank's output, rank-N.log,
+// and M for metrics/system.jsonl (neither with a pid check nor a scan for hellos). Per file the
+// loop keeps i<K> (inode), o<K> (bytes sent), b<K> (base64 of the first min(o,128) bytes sent) and
+// p<K> (their cksum, "CRC LENGTH": a file rewritten in place from its start changes them; the
+// hello, with its pid, comes first). The file is opened once per poll (fd 3) and stat'ed and read
+// through that descriptor (its first bytes through /dev/fd/3, a fresh offset on the same file), so
+// inode, size and bytes belong to one file even while it is being replaced. The file can shrink
+// between the stat and a read: fewer first bytes than were sent is a truncation, and the offset
+// grows by the bytes actually sent, never by the size the stat saw (else the mirror and this loop
+// disagree on where the file goes on, and lines are sent twice).
 //
 // A reconnecting follow passes what its mirror holds (key:inode:bytes:base64 of the first
 // min(bytes,128) of them), so the loop goes on where the last connection left off: the same
 // checks then decide whether the file is still the one mirrored (same inode, not shorter, same
 // first bytes) or is read again from its start. The pid of its last hello and where its last
 // unfinished line starts are found again by scanning the mirrored bytes in the remote file.
+//
+// status.json (replaced whole, never appended to) is sent whole when its cksum changes, before
+// the poll's files: the files read after it hold every line written before the run ended.
 QString remoteFollowScript() {
   return QStringLiteral(R"SH(dir=$1; iv=$2; shift 2
 case $dir in "~/"*) dir=$HOME/${dir#"~/"} ;; esac
@@ -33,12 +36,13 @@ scan() {
 }
 for s; do
   k=${s%%:*}; r=${s#*:}; ino=${r%%:*}; r=${r#*:}; oo=${r%%:*}; b=${r#*:}
-  case ${k#L}:$oo in *[!0-9:]*|:*|*:) continue ;; esac
+  case ${k#L}:$oo in M:*) ;; *[!0-9:]*|:*|*:) continue ;; esac
+  case $oo in ''|*[!0-9]*) continue ;; esac
   op=; pid=; ls=0
   if [ "$oo" -gt 0 ]; then
     op=$(printf '%s' "$b" | base64 -d | cksum)
     case $k in
-      L*) ;;
+      L*|M) ;;
       *) r=$(scan "metrics/rank-$k.jsonl" 0 "$oo" 2>/dev/null); ls=${r% *}; pid=${r#* }
          case $ls in ''|*[!0-9]*) ls=0 ;; esac
          [ "$pid" = 0 ] && pid= ;;
@@ -48,14 +52,22 @@ for s; do
 done
 if [ -f spec.json ]; then printf 'S '; base64 -w 0 < spec.json; echo; fi
 echo "H 1 $(uname -n)" || exit 0
+sc=
 while :; do
-  for f in metrics/rank-*.jsonl rank-*.log; do
+  if [ -f status.json ]; then
+    c=$(cksum < status.json)
+    if [ "$c" != "$sc" ]; then
+      u=$(base64 -w 0 < status.json) && { echo "U $u" || exit 0; sc=$c; }
+    fi
+  fi
+  for f in metrics/rank-*.jsonl metrics/system.jsonl rank-*.log; do
     [ -f "$f" ] || continue
     case $f in
+      metrics/system.jsonl) n=M; k=M ;;
       metrics/*) n=${f#metrics/rank-}; n=${n%.jsonl}; k=$n ;;
       *) n=${f#rank-}; n=${n%.log}; k=L$n ;;
     esac
-    case $n in ''|*[!0-9]*) continue ;; esac
+    case $n in M) ;; ''|*[!0-9]*) continue ;; esac
     eval "oi=\${i$k-} oo=\${o$k-0} op=\${p$k-} pb=\${b$k-} pid=\${h$k-} ls=\${l$k-0}"
     if [ -n "$pid" ]; then
       if kill -0 "$pid" 2>/dev/null || ps -p "$pid" >/dev/null 2>&1; then a=1; else a=0; fi
@@ -89,7 +101,7 @@ while :; do
       oo=$((oo + got))
       # The pid of the last hello among the complete lines sent (a resumed rank appends a new
       # hello); ls: where the first line not yet complete starts.
-      if [ "$k" = "$n" ]; then  # a metrics file: its hellos name the pid to check
+      if [ "$k" = "$n" ] && [ "$k" != M ]; then  # a rank's metrics file: its hellos name the pid
         set -- $(scan "$f" "$ls" "$oo")
         ls=$((ls + ${1:-0})); [ "${2:-0}" != 0 ] && pid=$2
       fi

@@ -13,7 +13,11 @@
 //   R <key> <why> <inode>     the file is read again from its start: new, replaced (inode),
 //                             truncated (shorter than read) or rewritten (first bytes changed)
 //   D <key> <offset> <b64>    bytes of the file from <offset> (at most 4 MiB per poll)
-// <key>: N for metrics/rank-N.jsonl, LN for rank N's output file rank-N.log.
+// <key>: N for metrics/rank-N.jsonl, LN for rank N's output file rank-N.log, M for
+// metrics/system.jsonl (the system metrics a script run's monitor sampled).
+//   U <base64>                status.json, at the start of the first poll that finds it and
+//                             of each that finds it changed (how the run's monitor says the
+//                             run ended: a script run without the client has no other word)
 //   T                         end of one poll
 // A missing directory: "no such directory: <dir>" on stderr, exit status 3.
 #pragma once

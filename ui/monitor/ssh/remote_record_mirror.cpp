@@ -64,6 +64,13 @@ bool RemoteRecordMirror::apply(std::string_view record, QString* error) {
     if (w.size() != 2 || !spec) return bad();
     return writeFileAtomically(RunDirectory::specPath(dir_), *spec, error);
   }
+  if (kind == "U") {
+    const auto status =
+        QByteArray::fromBase64Encoding(w.value(1), QByteArray::AbortOnBase64DecodingErrors);
+    if (w.size() != 2 || !status) return bad();
+    pending_status_ = *status;
+    return true;
+  }
   if (kind == "A") {
     bool pidOk = false;
     const qint64 pid = w.value(2).toLongLong(&pidOk);
@@ -88,6 +95,10 @@ bool RemoteRecordMirror::apply(std::string_view record, QString* error) {
   if (kind == "T") {
     for (const auto& [r, c] : pending_) checked_[r] = c;
     pending_.clear();
+    if (pending_status_ &&
+        !writeFileAtomically(RunDirectory::statusPath(dir_), *pending_status_, error))
+      return false;
+    pending_status_.reset();
     ++polls_;
     if (on_poll_) on_poll_();
     return true;
@@ -97,6 +108,7 @@ bool RemoteRecordMirror::apply(std::string_view record, QString* error) {
 
 QString RemoteRecordMirror::pathOf(const QByteArray& key) const {
   int rank = 0;
+  if (key == "M") return RunDirectory::systemMetricsPath(dir_);
   if (key.startsWith('L'))
     return toRank(key.mid(1), &rank) ? RankOutputTails::outputFile(dir_, rank) : QString();
   return toRank(key, &rank) ? RunFollower::rankFile(dir_, rank) : QString();
@@ -134,6 +146,7 @@ bool RemoteRecordMirror::append(const QByteArray& key, qint64 offset, const QByt
 void RemoteRecordMirror::newConnection() {
   lines_.clear();
   pending_.clear();
+  pending_status_.reset();
   hello_ = false;
 }
 

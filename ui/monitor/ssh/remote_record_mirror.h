@@ -1,14 +1,15 @@
 // RemoteRecordMirror: turns the remote follow loop's records (remote_follow_script.h), fed in
 // whatever chunks ssh delivers them, into a local mirror of the remote run directory: spec.json,
-// metrics/rank-N.jsonl and the ranks' output rank-N.log, holding exactly the bytes of each
-// remote file read so far. A file read
+// status.json, metrics/rank-N.jsonl, metrics/system.jsonl and the ranks' output rank-N.log,
+// holding exactly the bytes of each remote file read so far. A file read
 // again from its start remotely is replaced by a new empty file here (a new inode), so the
 // RunFollower that follows the mirror sees it restart just as it would see the remote file
 // restart; every other byte is appended once, at the offset the remote side named (a record
 // that does not continue the mirror is an error, never a silent gap or repeat).
 //
-// Remote pid checks ("A" records) take effect at the end of their poll ("T"): by then the bytes
-// that poll read are in the mirror, so a rank that is gone has its last lines there too.
+// Remote pid checks ("A" records) and status.json ("U") take effect at the end of their poll
+// ("T"): by then the bytes that poll read are in the mirror, so a rank that is gone, or a run
+// that has ended, has its last lines there too.
 // Qt Core only; no I/O besides the mirror's files.
 #pragma once
 
@@ -57,8 +58,8 @@ class RemoteRecordMirror {
 
  private:
   bool apply(std::string_view record, QString* error);
-  // A file's key in the records: "N" (metrics/rank-N.jsonl) or "LN" (rank-N.log); its path in
-  // the mirror, empty when the key is neither.
+  // A file's key in the records: "N" (metrics/rank-N.jsonl), "LN" (rank-N.log) or "M"
+  // (metrics/system.jsonl); its path in the mirror, empty when the key is none of them.
   QString pathOf(const QByteArray& key) const;
   bool reset(const QByteArray& key, const QString& why, QString* error);
   bool append(const QByteArray& key, qint64 offset, const QByteArray& bytes, QString* error);
@@ -79,6 +80,7 @@ class RemoteRecordMirror {
     bool alive = false;
   };
   std::map<int, Check> pending_, checked_;
+  std::optional<QByteArray> pending_status_;  // status.json of the unfinished poll
   std::function<void()> before_reset_, on_poll_;
 };
 

@@ -55,6 +55,7 @@ void SshFollowedBackend::onConnected() {
     spec() = record->spec;  // started by ddpdesk there: epochs and task for the progress line
     spec().run_dir = runDir().toStdString();
     spec().nproc = 0;
+    recorded_world_ = record->spec.world_size();  // a script's ranks may never say hello
   }
   RunFollower* f = newFollower(/*filesEndTheRun=*/true);
   f->setSettleTime(kRemoteSettleMs);
