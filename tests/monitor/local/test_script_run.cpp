@@ -352,7 +352,8 @@ class TestScriptRun : public QObject {
     QTest::newRow("unknown placeholder")
         << QStringList{"--task", "python", "--script", script, "--script-args", "--x {bogus}"}
         << "ddpdesk: invalid --script-args '--x {bogus}': has the unknown placeholder {bogus} "
-           "(known: {batch_size} {accum_steps} {epochs} {lr} {seed} {nproc} {run_dir} {resume})";
+           "(known: {batch_size} {accum_steps} {epochs} {lr} {seed} {precision} {nproc} {run_dir} "
+           "{resume})";
     QTest::newRow("python not executable")
         << QStringList{"--task", "python", "--script", script, "--python", script}
         << "ddpdesk: invalid --python '" + script + "': is not an executable file";
