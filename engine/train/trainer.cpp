@@ -179,15 +179,17 @@ class Trainer {
     o.step = pos_.step + 1;
     if (const auto m = gpu_memory(device_)) o.peak = m->peak;
     o.fit_batch = spec_.fit_batch;
-    if (micro_n_ > 0 && !checkpoints_.enabled()) {
+    if (micro_n_ == 0) {
+      o.checkpoint = "not in a forward or backward, so no checkpoint";
+    } else if (!checkpoints_.enabled()) {
       o.checkpoint = "no checkpoint (no --run-dir)";
-    } else if (micro_n_ > 0 && pos_.step == 0) {
+    } else if (pos_.step == 0) {
       o.checkpoint = "no step finished, so no checkpoint";
-    } else if (micro_n_ > 0) {
+    } else {
       TrainPosition p = pos_;
       p.train_seconds = run_time();
       o.checkpoint = checkpoints_.write_alone(task_, *optimizer_, p);
-      if (!checkpoints_.last().empty()) {
+      if (checkpoints_.last() == checkpoint_path(spec_.run_dir, pos_.step)) {
         auto e = event("checkpoint");
         e.path = checkpoints_.last();
         send(e);

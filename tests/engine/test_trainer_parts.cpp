@@ -1,12 +1,15 @@
 // The trainer's parts, each on its own: device choice, the choice of collectives and overlap,
-// the periodic-checkpoint policy, validation figures, and the progress and summary lines.
+// the periodic-checkpoint policy, validation figures, the progress and summary lines, the sizes
+// --fit-batch tries and the out-of-memory line.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
 
+#include "batch_fit.h"
 #include "communicator_choice.h"
 #include "device_choice.h"
 #include "evaluation.h"
+#include "oom_report.h"
 #include "run_checkpoints.h"
 #include "run_report.h"
 #include "task.h"
@@ -145,4 +148,55 @@ TEST(RunReport, ProgressLine) {
   p.samples_per_s = 1234.4;
   EXPECT_EQ(progress_line(p),
             "ddpdesk-worker[0] epoch 1/3 step 7/30 loss 1.5 global 1.25 1234 samples/s");
+}
+
+TEST(BatchFit, CandidatesAreTheDivisorsOfTheWindowUpToTheBatchLargestFirst) {
+  EXPECT_EQ(fit_candidates(64, 2), (std::vector<std::int64_t>{64, 32, 16, 8, 4, 2, 1}));
+  EXPECT_EQ(fit_candidates(12, 1), (std::vector<std::int64_t>{12, 6, 4, 3, 2, 1}));
+  // 6 x 5 = 30: 5 and 3 divide the window though not the batch; 4 divides neither.
+  EXPECT_EQ(fit_candidates(6, 5), (std::vector<std::int64_t>{6, 5, 3, 2, 1}));
+  EXPECT_EQ(fit_candidates(1, 7), (std::vector<std::int64_t>{1}));
+  for (std::int64_t m : fit_candidates(48, 3)) EXPECT_EQ(48 * 3 % m, 0) << m;
+}
+
+TEST(BatchFit, LocalFitsStopAtTheFirstSizeThatFits) {
+  const std::vector<std::int64_t> sizes = {16, 8, 4, 2, 1};
+  std::vector<std::int64_t> tried;
+  auto above = [&](std::int64_t limit) {
+    return [&tried, limit](std::int64_t n) {
+      tried.push_back(n);
+      TORCH_CHECK_WITH(OutOfMemoryError, n <= limit, "out of memory");
+    };
+  };
+  EXPECT_EQ(local_fits(sizes, above(5)), (std::vector<double>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(tried, (std::vector<std::int64_t>{16, 8, 4}));  // nothing smaller is tried
+  tried.clear();
+  EXPECT_EQ(local_fits(sizes, above(100)), (std::vector<double>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(tried, (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(local_fits(sizes, above(0)), (std::vector<double>{0, 0, 0, 0, 0}));
+  // Another error is no out-of-memory: it is not taken for "does not fit".
+  EXPECT_THROW(local_fits(sizes, [](std::int64_t) { throw std::runtime_error("broken"); }),
+               std::runtime_error);
+}
+
+TEST(OomReport, OneLineNamesRankMicroBatchStepAndCheckpoint) {
+  OomReport r;
+  r.rank = 1;
+  r.micro = 64;
+  r.step = 12;
+  r.checkpoint = "checkpoint of step 11 written";
+  EXPECT_EQ(oom_line(r),
+            "out of memory on rank 1 in a micro-batch of 64 samples (step 12); checkpoint of step "
+            "11 written; try --fit-batch or a smaller --batch-size");
+  r.peak = std::int64_t(78) * 1024 * 1024 * 1024 + 100 * 1024 * 1024;
+  r.fit_batch = true;
+  r.micro = 1;
+  EXPECT_EQ(oom_line(r),
+            "out of memory on rank 1 in a micro-batch of 1 sample (step 12; GPU memory peak 78.1 "
+            "GiB); checkpoint of step 11 written; try a smaller --batch-size");
+  OomReport outside;
+  outside.step = 3;
+  EXPECT_EQ(oom_line(outside),
+            "out of memory on rank 0 (step 3); try --fit-batch or a smaller --batch-size");
+  EXPECT_EQ(memory_text(512 * 1024 * 1024), "512 MiB");
 }

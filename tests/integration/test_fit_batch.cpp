@@ -2,14 +2,18 @@
 // test-only fault DDPDESK_FAULT_OOM_ABOVE (a forward on more samples fails as a CUDA
 // out-of-memory would): the fitted run loses exactly what the run as asked loses; an
 // out-of-memory names the rank and the micro-batch, leaves the last good step's checkpoint, and
-// a resume from it finishes the run as the uninterrupted one would have.
+// a resume from it finishes the run as the uninterrupted one would have; under the monitor
+// (`ddpdesk --headless`) the out-of-memory is the run's cause.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "rank_launcher.h"
+#include "shell_text.h"
 
 using namespace ddpdesk::test;
 
@@ -197,3 +201,34 @@ TEST(FitBatch, AskedMicroBatchIsKeptWhenItFits) {
             "micro-batch 16 × 2 accumulation steps fits (asked 16 × 2)");
   expect_reference_losses(read_messages(dir + "/m0.jsonl", "step"), 1);
 }
+
+#ifdef DDPDESK_BIN
+TEST(FitBatch, UnderTheMonitorTheOutOfMemoryIsTheRunsCause) {
+  if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
+  // Rank 1's out-of-memory, not rank 0's failure that follows from it ("rank 1 died"), is what
+  // the monitor says the run failed of: in headless's last line and in status.json.
+  const std::string dir = temp_dir("oom-headless");
+  const std::string cmd =
+      "XDG_DATA_HOME=" + quoted(dir + "/data") + " DDPDESK_WORKER=" + quoted(worker_path()) +
+      " DDPDESK_FAULT_OOM_ABOVE=8:1:6 " + quoted(DDPDESK_BIN) +
+      " --headless --nproc 2 --task seed --dataset-size 960 --batch-size 16 --accum-steps 2"
+      " --epochs 1 >" +
+      quoted(dir + "/headless.out") + " 2>" + quoted(dir + "/headless.err");
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << cmd;
+  const std::string err = read_text(dir + "/headless.err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  const std::string cause =
+      "rank 1 exited with code 1: out of memory on rank 1 in a micro-batch of 16 samples (step "
+      "6); checkpoint of step 5 written; try --fit-batch or a smaller --batch-size";
+  EXPECT_NE(err.find("run failed: " + cause), std::string::npos) << err;
+  const std::string runs = dir + "/data/ddpdesk/runs";
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& e : std::filesystem::directory_iterator(runs)) dirs.push_back(e.path());
+  ASSERT_EQ(dirs.size(), 1u);
+  const auto status_json = nlohmann::json::parse(read_text(dirs[0] / "status.json"));
+  EXPECT_EQ(status_json["state"], "Failed");
+  EXPECT_EQ(status_json["reason"].get<std::string>().rfind(cause, 0), 0u) << status_json;
+  EXPECT_TRUE(std::filesystem::exists(dirs[0] / "checkpoints/step-00000005.pt"));
+}
+#endif
