@@ -8,6 +8,8 @@
 
 #include <torch/types.h>
 
+#include "system_sampler.h"
+
 namespace ddpdesk {
 
 struct GpuMemory {
@@ -18,6 +20,9 @@ struct GpuMemory {
 
 // The figures of `device`; none for a CPU device or a build without CUDA.
 std::optional<GpuMemory> gpu_memory(const torch::Device& device);
+// The figures as system gauges (system_gauges.h: allocated, reserved, peak), for each system
+// sample of the rank's telemetry; none where gpu_memory() has none. Safe on any thread.
+std::vector<SystemSampler::Value> gpu_memory_gauges(const torch::Device& device);
 // Gives the allocator's unused cached blocks back to the driver (after an out-of-memory, so a
 // smaller try starts from a clean pool). Nothing on a CPU device or without CUDA.
 void release_cached_gpu_memory(const torch::Device& device);
