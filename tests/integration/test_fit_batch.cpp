@@ -231,4 +231,23 @@ TEST(FitBatch, UnderTheMonitorTheOutOfMemoryIsTheRunsCause) {
   EXPECT_EQ(status_json["reason"].get<std::string>().rfind(cause, 0), 0u) << status_json;
   EXPECT_TRUE(std::filesystem::exists(dirs[0] / "checkpoints/step-00000005.pt"));
 }
+
+TEST(FitBatch, UnderTheMonitorTheFittedMicroBatchIsInTheSummary) {
+  if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
+  // The monitor reads the fit from the ranks' `started` events: headless's summary says it.
+  const std::string dir = temp_dir("fit-headless");
+  const std::string cmd =
+      "XDG_DATA_HOME=" + quoted(dir + "/data") + " DDPDESK_WORKER=" + quoted(worker_path()) +
+      " DDPDESK_FAULT_OOM_ABOVE=5:1 " + quoted(DDPDESK_BIN) +
+      " --headless --nproc 2 --task seed --dataset-size 960 --batch-size 16 --accum-steps 2"
+      " --epochs 1 --fit-batch >" +
+      quoted(dir + "/headless.out") + " 2>" + quoted(dir + "/headless.err");
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << cmd;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_text(dir + "/headless.err");
+  const std::string out = read_text(dir + "/headless.out");
+  EXPECT_NE(out.find("\nstarted: micro-batch 4 × 8 accumulation steps fits (asked 16 × 2)\n"),
+            std::string::npos)
+      << out;
+}
 #endif
