@@ -256,11 +256,11 @@ class Trainer {
     for (std::int64_t m = m0; m < m1; ++m) {
       auto first = indices.begin() + plan_.micro_begin(m);
       auto last = indices.begin() + plan_.micro_end(m);
+      micro_n_ = last - first;  // for an out-of-memory's line (the batch's copy to the GPU too)
       Batch batch =
           to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
       faults_.slow_data();
       faults_.hold_data_loading(pos_.step + 1);
-      micro_n_ = last - first;  // for an out-of-memory's line
       faults_.out_of_memory(micro_n_, pos_.step + 1);
       clock_.mark(StepClock::Data);
       torch::Tensor loss =
