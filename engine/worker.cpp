@@ -21,6 +21,7 @@
 #include "communicator.h"
 #include "exit_record.h"
 #include "gemm_backend.h"
+#include "gpu_memory.h"
 #include "nvml_gpu.h"
 #include "rank_env.h"
 #include "resume.h"
@@ -356,6 +357,7 @@ int worker_main(int argc, char** argv) {
   if (spec.tensorboard) topts.tensorboard_dir = spec.run_dir + "/tb";
   topts.system_interval = spec.system_interval;
   topts.system.gpu_pci_bus_id = pci_bus_id(device);
+  if (device.is_cuda()) topts.more_system = [device] { return gpu_memory_gauges(device); };
   // "{rank}" in the path gives each rank its own file (handy under torchrun and srun).
   topts.metrics_file = spec.metrics_file;
   for (std::size_t p; (p = topts.metrics_file.find("{rank}")) != std::string::npos;)

@@ -28,6 +28,10 @@ struct RunSpec {
   int nproc = 1;               // ranks on this machine (monitor / headless only)
   int batch_size = 4;          // per rank, per micro-step
   int accum_steps = 1;         // micro-steps per optimizer step
+  // Before training, the largest micro-batch (a divisor of batch_size x accum_steps, at most
+  // batch_size) that fits in every rank's memory is found, and the accumulation steps set so the
+  // effective batch stays batch_size x accum_steps per rank (docs/gpu.md).
+  bool fit_batch = false;
   int epochs = 1;
   double lr = 1e-3;
   double weight_decay = 0.0;

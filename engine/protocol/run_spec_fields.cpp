@@ -93,6 +93,18 @@ const std::vector<Field>& fields() {
       INT_FIELD(nproc, "nproc", "ranks (processes) on this machine", 1, kMaxLocalRanks),
       INT_FIELD(batch_size, "batch_size", "samples per rank per micro-step", 1, 65536),
       INT_FIELD(accum_steps, "accum_steps", "micro-steps per optimizer step", 1, 65536),
+      {"fit_batch", Kind::Bool,
+       "before training, find the largest micro-batch that fits in every rank's memory and "
+       "accumulate more steps of it, the effective batch unchanged (1 or given alone: on; 0: "
+       "off)",
+       [](const RunSpec& s) { return json(s.fit_batch ? 1 : 0); },
+       [](RunSpec& s, const json& v) { s.fit_batch = v.get<int>() != 0; },
+       [](const RunSpec& s) -> std::string {
+         const TaskInfo* t = find_task(s.task);
+         return s.fit_batch && t && t->python_script
+                    ? "must be 0 for task python (the script sets its own batch)"
+                    : "";
+       }},
       INT_FIELD(epochs, "epochs", "passes over the training set", 1, 100000),
       {"lr", Kind::Real, "Adam learning rate", [](const RunSpec& s) { return json(s.lr); },
        [](RunSpec& s, const json& v) { s.lr = v.get<double>(); },

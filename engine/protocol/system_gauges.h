@@ -20,13 +20,20 @@ constexpr const char* kGpuPowerW = "gpu_power_w";                       // W
 // B: what the rank's own process holds on its GPU (NVML's process list: its context and
 // allocations; the device's figure above counts every process on it).
 constexpr const char* kGpuProcessMemoryBytes = "gpu_process_memory_bytes";
+// B: LibTorch's CUDA caching allocator in the rank (a CUDA worker only, not NVML): memory held by
+// live tensors, memory reserved from the driver (its cache included), and the most ever held by
+// tensors at once. The worker's own figures; a Python script's ranks send none.
+constexpr const char* kGpuAllocatedBytes = "gpu_allocated_bytes";
+constexpr const char* kGpuReservedBytes = "gpu_reserved_bytes";
+constexpr const char* kGpuPeakBytes = "gpu_peak_bytes";
 
 // One of the names above: a system gauge, not a scalar of the training script's own (the window
 // gives every other gauge a chart of its own).
 constexpr bool isSystemGauge(std::string_view name) {
   for (std::string_view g :
        {kCpuPercent, kRssBytes, kThreads, kGpuUtilPercent, kGpuMemoryUsedBytes,
-        kGpuMemoryTotalBytes, kGpuTemperatureC, kGpuPowerW, kGpuProcessMemoryBytes})
+        kGpuMemoryTotalBytes, kGpuTemperatureC, kGpuPowerW, kGpuProcessMemoryBytes,
+        kGpuAllocatedBytes, kGpuReservedBytes, kGpuPeakBytes})
     if (name == g) return true;
   return false;
 }

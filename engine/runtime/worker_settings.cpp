@@ -79,12 +79,34 @@ bool read_faults(const EnvLookup& get, FaultSettings* f, std::string* error) {
     f->hold_rank = static_cast<int>(rank);
     f->hold_step = step;
   }
+  if (const std::string v = text(get, "DDPDESK_FAULT_OOM_ABOVE"); !v.empty()) {
+    // N, N:RANK or N:RANK:STEP; RANK * is every rank.
+    const auto c1 = v.find(':');
+    const auto c2 = c1 == std::string::npos ? c1 : v.find(':', c1 + 1);
+    std::int64_t n = -1, rank = -1, step = 1;
+    bool ok = parse_int(v.substr(0, c1), 0, &n);
+    if (ok && c1 != std::string::npos) {
+      const std::string r = v.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1);
+      ok = r == "*" || (parse_int(r, 0, &rank) && rank <= std::numeric_limits<int>::max());
+    }
+    if (ok && c2 != std::string::npos) ok = parse_int(v.substr(c2 + 1), 1, &step);
+    if (!ok) {
+      *error = invalid("DDPDESK_FAULT_OOM_ABOVE", v,
+                       "must be N, N:RANK or N:RANK:STEP (e.g. 16:1:5 or 16:*:5), N from 0, "
+                       "STEP from 1");
+      return false;
+    }
+    f->oom_above = n;
+    f->oom_rank = static_cast<int>(rank);
+    f->oom_step = step;
+  }
   return true;
 }
 #else
 bool read_faults(const EnvLookup& get, FaultSettings*, std::string* error) {
-  for (const char* name : {"DDPDESK_FAULT_NAN_AT_STEP", "DDPDESK_FAULT_KILL_IN_CHECKPOINT",
-                           "DDPDESK_FAULT_SLOW_RANK", "DDPDESK_FAULT_HOLD_RANK"}) {
+  for (const char* name :
+       {"DDPDESK_FAULT_NAN_AT_STEP", "DDPDESK_FAULT_KILL_IN_CHECKPOINT", "DDPDESK_FAULT_SLOW_RANK",
+        "DDPDESK_FAULT_HOLD_RANK", "DDPDESK_FAULT_OOM_ABOVE"}) {
     if (!text(get, name).empty()) {
       *error = invalid(name, text(get, name),
                        "fault injection is not built in (configure with "

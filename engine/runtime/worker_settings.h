@@ -23,6 +23,10 @@ struct FaultSettings {
   int hold_rank = -1;                    // DDPDESK_FAULT_HOLD_RANK=RANK:STEP: that rank never
   std::int64_t hold_step = -1;           //   leaves its data loading from optimizer step STEP
                                          //   (1-based) on: a hung input pipeline
+  std::int64_t oom_above = -1;  // DDPDESK_FAULT_OOM_ABOVE=N[:RANK[:STEP]]: a forward on more than
+  int oom_rank = -1;            //   N samples throws CUDA's out-of-memory error, on that rank
+  std::int64_t oom_step = 1;    //   (* or unset: every rank, -1 here) from optimizer step STEP
+                                //   (1-based) on; N 0: every forward
 };
 
 // Whether this build reads FaultSettings (CMake option DDPDESK_FAULT_INJECTION).

@@ -159,7 +159,9 @@ void Telemetry::note_clock(const wire::Message& m) {
 // that carried it (before training starts: time 0, step 0).
 void Telemetry::sample_system(SystemSampler& sampler) {
   const double now = now_s();
-  const std::vector<SystemSampler::Value> values = sampler.sample(now);
+  std::vector<SystemSampler::Value> values = sampler.sample(now);
+  if (opts_.more_system)
+    for (const SystemSampler::Value& v : opts_.more_system()) values.push_back(v);
   double time = 0;
   std::int64_t step = 0;
   {

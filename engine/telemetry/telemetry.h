@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +33,9 @@ class Telemetry {
     // device in hello.device ("cuda:N") sets system.gpu_index to N.
     double system_interval = 0;
     SystemSampler::Options system;
+    // More values for each system sample, called on the sender thread (the worker's: the CUDA
+    // caching allocator's figures, gpu_memory.h); empty: none.
+    std::function<std::vector<SystemSampler::Value>()> more_system;
   };
   // Throws std::runtime_error when the metrics file cannot be opened.
   explicit Telemetry(Options o);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <thread>
 
+#include <c10/util/Exception.h>
 #include <torch/types.h>
 
 #include "worker_settings.h"
@@ -43,6 +44,20 @@ class FaultInjection {
     (void)step;
 #endif
     return loss;
+  }
+  // A device too small: a forward on more than the configured number of samples, on the
+  // configured rank (or every rank) from the configured optimizer step (1-based) on, throws the
+  // error a CUDA out-of-memory throws.
+  void out_of_memory(std::int64_t samples, std::int64_t step) const {
+#ifdef DDPDESK_FAULT_INJECTION
+    if (f_.oom_above >= 0 && samples > f_.oom_above && (f_.oom_rank < 0 || f_.oom_rank == rank_) &&
+        step >= f_.oom_step)
+      TORCH_CHECK_WITH(OutOfMemoryError, false,
+                       "CUDA out of memory (DDPDESK_FAULT_OOM_ABOVE=", f_.oom_above,
+                       ": a micro-batch of ", samples, " samples)");
+#else
+    (void)samples, (void)step;
+#endif
   }
   // The step whose checkpoint write dies half-way (save_checkpoint's argument), -1 for none.
   std::int64_t kill_in_checkpoint() const {

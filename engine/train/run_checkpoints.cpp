@@ -1,5 +1,8 @@
 #include "run_checkpoints.h"
 
+#include <filesystem>
+#include <stdexcept>
+
 #include "task.h"
 
 namespace ddpdesk {
@@ -27,6 +30,27 @@ RunCheckpoints::Written RunCheckpoints::write(Task& task, FusedAdam& optimizer,
   const std::string model_path = spec_.run_dir + "/model.pt";
   if (task.export_model(model_path)) w.model = model_path;
   return w;
+}
+
+std::string RunCheckpoints::write_alone(Task& task, FusedAdam& optimizer,
+                                        const TrainPosition& pos) {
+  const std::string path = checkpoint_path(spec_.run_dir, pos.step);
+  const std::string what = "checkpoint of step " + std::to_string(pos.step);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {  // a periodic one of that step is that step's state
+    try {
+      save_checkpoint(path, task.state(), optimizer, pos, spec_json_, kill_at_step_);
+    } catch (const std::exception& e) {
+      // Another rank writing the same step may have won the race (its pruning removes other
+      // writers' temporary files): then the checkpoint is there all the same.
+      if (!std::filesystem::exists(path, ec)) {
+        const std::string why = e.what();
+        return what + " not written: " + why.substr(0, why.find('\n'));
+      }
+    }
+  }
+  last_ = path;
+  return what + " written";
 }
 
 }  // namespace ddpdesk

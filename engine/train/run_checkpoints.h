@@ -31,6 +31,12 @@ class RunCheckpoints {
   // `pos.train_seconds` must hold the training time so far.
   Written write(Task& task, FusedAdam& optimizer, const TrainPosition& pos, double now);
 
+  // The checkpoint alone, no pruning and no exported model: what a rank writes after an
+  // out-of-memory, when other ranks may be writing the same step's at the same moment (each
+  // through a temporary file of its own; the same parameters and optimizer state). Returns what
+  // became of it, one phrase: "checkpoint of step 11 written" or "... not written: <why>".
+  std::string write_alone(Task& task, FusedAdam& optimizer, const TrainPosition& pos);
+
   const std::string& last() const { return last_; }  // the newest written by this process
 
  private:

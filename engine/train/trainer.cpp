@@ -8,6 +8,7 @@
 
 #include <torch/utils.h>
 
+#include "batch_fit.h"
 #include "checkpoint.h"
 #include "communicator.h"
 #include "communicator_choice.h"
@@ -16,8 +17,10 @@
 #include "evaluation.h"
 #include "fault_injection.h"
 #include "fused_adam.h"
+#include "gpu_memory.h"
 #include "grad_sync.h"
 #include "mixed_precision.h"
+#include "oom_report.h"
 #include "replica_sync.h"
 #include "resume.h"
 #include "run_checkpoints.h"
@@ -85,6 +88,8 @@ class Trainer {
     TrainResult r;
     try {
       r = train();
+    } catch (const c10::OutOfMemoryError&) {
+      r = out_of_memory();
     } catch (const std::exception& e) {
       const std::string what = e.what();
       r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
@@ -145,6 +150,56 @@ class Trainer {
     const bool overlap =
         overlap_communication(env_, cuda, o_.settings, std::thread::hardware_concurrency());
     sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap);
+    if (spec_.fit_batch) fit_micro_batch();
+  }
+
+  // --fit-batch (batch_fit.h): the micro-batch and accumulation every rank agreed on. A resumed
+  // run fits again (it may run on other GPUs); the windows hold the same samples either way.
+  void fit_micro_batch() {
+    FitTrial t;
+    t.task = &task_;
+    t.device = device_;
+    const auto indices = distributed_indices(sampler_, pos_.epoch);
+    t.indices = &indices;
+    t.sync = sync_.get();
+    t.faults = &faults_;
+    t.step = pos_.step + 1;
+    t.comm = comm_.get();
+    t.rank = env_.rank;
+    t.world = env_.world;
+    t.precision = precision_;
+    const BatchFit fit = fit_batch(t, spec_.batch_size, spec_.accum_steps);
+    plan_.batch = fit.micro;
+    plan_.accum = fit.accum;
+    fit_line_ = fit.line;
+    if (env_.rank == 0) std::fprintf(stderr, "ddpdesk-worker[0] %s\n", fit_line_.c_str());
+  }
+
+  // An out-of-memory in a forward or backward leaves the parameters and optimizer state those of
+  // the last optimizer step, equal on every rank: this rank writes that step's checkpoint itself
+  // (its peers fail when it is gone). Anywhere else (the optimizer) nothing is claimed.
+  TrainResult out_of_memory() {
+    OomReport o;
+    o.rank = env_.rank;
+    o.micro = micro_n_;
+    o.step = pos_.step + 1;
+    if (const auto m = gpu_memory(device_)) o.peak = m->peak;
+    o.fit_batch = spec_.fit_batch;
+    if (micro_n_ == 0) {
+      o.checkpoint = "not in a forward or backward, so no checkpoint";
+    } else if (!checkpoints_.enabled()) {
+      o.checkpoint = "no checkpoint (no --run-dir)";
+    } else if (pos_.step == 0) {
+      o.checkpoint = "no step finished, so no checkpoint";
+    } else {
+      o.checkpoint = checkpoints_.write_alone(task_, *optimizer_, checkpoint_position());
+      if (checkpoints_.last() == checkpoint_path(spec_.run_dir, pos_.step)) {
+        auto e = event("checkpoint");
+        e.path = checkpoints_.last();
+        send(e);
+      }
+    }
+    return {TrainResult::Failed, oom_line(o)};
   }
 
   void send(const wire::Message& m) {
@@ -168,6 +223,7 @@ class Trainer {
     auto started = event("started");
     started.total_steps = total_steps;
     if (!resumed_from_.empty()) started.detail = "resumed from " + resumed_from_;
+    if (!fit_line_.empty()) started.detail += (started.detail.empty() ? "" : "; ") + fit_line_;
     send(started);
     for (; pos_.epoch < spec_.epochs; ++pos_.epoch, pos_.window = 0) {
       auto indices = distributed_indices(sampler_, pos_.epoch);
@@ -204,10 +260,12 @@ class Trainer {
     for (std::int64_t m = m0; m < m1; ++m) {
       auto first = indices.begin() + plan_.micro_begin(m);
       auto last = indices.begin() + plan_.micro_end(m);
+      micro_n_ = last - first;  // for an out-of-memory's line (the batch's copy to the GPU too)
       Batch batch =
           to_device(task_.train_data().batch(std::vector<std::int64_t>(first, last)), device_);
       faults_.slow_data();
       faults_.hold_data_loading(pos_.step + 1);
+      faults_.out_of_memory(micro_n_, pos_.step + 1);
       clock_.mark(StepClock::Data);
       torch::Tensor loss = faults_.poison_loss(
           task_.loss_sum(precision_forward(task_, batch, precision_, device_), batch),
@@ -225,6 +283,7 @@ class Trainer {
       (loss * (scale * scaler_.scale())).backward();
       clock_.mark(StepClock::Backward);
     }
+    micro_n_ = 0;
     sync_->finish_window();
     clock_.mark(StepClock::Comm);
     // fp16: every rank holds the same reduced gradients, so every rank skips alike.
@@ -340,7 +399,8 @@ class Trainer {
                  now_s() - t);
   }
 
-  void write_checkpoint() {
+  // What a checkpoint keeps of where training stands: the position, the clock, fp16's scale.
+  TrainPosition checkpoint_position() const {
     TrainPosition p = pos_;
     p.train_seconds = run_time();
     if (scaler_.enabled()) {
@@ -348,6 +408,11 @@ class Trainer {
       p.scale_growth = scaler_.state().growth;
       p.skipped_steps = scaler_.state().skipped;
     }
+    return p;
+  }
+
+  void write_checkpoint() {
+    const TrainPosition p = checkpoint_position();
     const RunCheckpoints::Written w = checkpoints_.write(task_, *optimizer_, p, now_s());
     auto e = event("checkpoint");
     e.path = w.checkpoint;
@@ -400,8 +465,8 @@ class Trainer {
     f.device = spec_.device;
     f.world = env_.world;
     f.comm = comm_ ? comm_->backend() : "none";
-    f.batch = spec_.batch_size;
-    f.accum = spec_.accum_steps;
+    f.batch = plan_.batch;  // the fitted micro-batch under --fit-batch
+    f.accum = plan_.accum;
     f.epochs = spec_.epochs;
     f.steps = pos_.step;
     f.trained_samples = pos_.samples - resumed_samples_;
@@ -434,6 +499,8 @@ class Trainer {
   std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
   TrainPosition pos_;
   std::string resumed_from_;
+  std::string fit_line_;      // --fit-batch's outcome, for the started event
+  std::int64_t micro_n_ = 0;  // samples of the micro-batch in forward or backward; 0: none
   std::int64_t resumed_samples_ = 0;
   double t0_ = 0, train_time_ = 0, last_progress_ = 0, last_log_time_ = 0;
   std::int64_t last_log_samples_ = 0;

@@ -129,3 +129,33 @@ TEST(TelemetrySystem, ZeroIntervalSendsNone) {
   ASSERT_TRUE(std::getline(in, hello));  // the file itself is written as before
   EXPECT_NE(hello.find("\"type\":\"hello\""), std::string::npos);
 }
+
+// The worker's own figures (on a CUDA rank, the caching allocator's, gpu_memory.h) ride with
+// every system sample, as gauges like the sampler's, on the sender thread.
+TEST(TelemetrySystem, MoreSystemValuesRideWithEverySample) {
+  TempFile f("more");
+  {
+    Telemetry::Options o = options(f.path, "cuda:0", 0.05);
+    o.more_system = [] {
+      return std::vector<SystemSampler::Value>{{gauges::kGpuAllocatedBytes, 3e9, "B"},
+                                               {gauges::kGpuPeakBytes, 5e9, "B"}};
+    };
+    Telemetry t(o);
+    ::usleep(200 * 1000);
+    t.close();
+  }
+  int allocated = 0, peak = 0, rss = 0;
+  for (const auto& g : gaugesIn(f.path)) {
+    const std::string name = g["name"];
+    if (name == gauges::kGpuAllocatedBytes) {
+      ++allocated;
+      EXPECT_EQ(g["value"], 3e9);
+      EXPECT_EQ(g["unit"], "B");
+    }
+    if (name == gauges::kGpuPeakBytes) ++peak;
+    if (name == gauges::kRssBytes) ++rss;
+  }
+  EXPECT_GE(allocated, 2);  // several samples, each with the values
+  EXPECT_EQ(allocated, peak);
+  EXPECT_EQ(allocated, rss);
+}

@@ -1,6 +1,7 @@
 // The trainer's parts, each on its own: device choice, the choice of collectives and overlap,
-// the periodic-checkpoint policy, validation figures, the progress and summary lines, and mixed
-// precision's autocast scope and fp16 loss scale.
+// the periodic-checkpoint policy, validation figures, the progress and summary lines, the sizes
+// --fit-batch tries and the out-of-memory line, and mixed precision's autocast scope and fp16
+// loss scale.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,10 +9,12 @@
 
 #include <torch/torch.h>
 
+#include "batch_fit.h"
 #include "communicator_choice.h"
 #include "device_choice.h"
 #include "evaluation.h"
 #include "mixed_precision.h"
+#include "oom_report.h"
 #include "run_checkpoints.h"
 #include "run_report.h"
 #include "task.h"
@@ -210,4 +213,55 @@ TEST(MixedPrecision, LossScaleUnscalesSkipsOnOverflowAndGrows) {
   EXPECT_EQ(resumed.scale(), 1024.0);
   EXPECT_EQ(resumed.state().growth, 7);
   EXPECT_EQ(resumed.state().skipped, 3);
+}
+
+TEST(BatchFit, CandidatesAreTheDivisorsOfTheWindowUpToTheBatchLargestFirst) {
+  EXPECT_EQ(fit_candidates(64, 2), (std::vector<std::int64_t>{64, 32, 16, 8, 4, 2, 1}));
+  EXPECT_EQ(fit_candidates(12, 1), (std::vector<std::int64_t>{12, 6, 4, 3, 2, 1}));
+  // 6 x 5 = 30: 5 and 3 divide the window though not the batch; 4 divides neither.
+  EXPECT_EQ(fit_candidates(6, 5), (std::vector<std::int64_t>{6, 5, 3, 2, 1}));
+  EXPECT_EQ(fit_candidates(1, 7), (std::vector<std::int64_t>{1}));
+  for (std::int64_t m : fit_candidates(48, 3)) EXPECT_EQ(48 * 3 % m, 0) << m;
+}
+
+TEST(BatchFit, LocalFitsStopAtTheFirstSizeThatFits) {
+  const std::vector<std::int64_t> sizes = {16, 8, 4, 2, 1};
+  std::vector<std::int64_t> tried;
+  auto above = [&](std::int64_t limit) {
+    return [&tried, limit](std::int64_t n) {
+      tried.push_back(n);
+      TORCH_CHECK_WITH(OutOfMemoryError, n <= limit, "out of memory");
+    };
+  };
+  EXPECT_EQ(local_fits(sizes, above(5)), (std::vector<double>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(tried, (std::vector<std::int64_t>{16, 8, 4}));  // nothing smaller is tried
+  tried.clear();
+  EXPECT_EQ(local_fits(sizes, above(100)), (std::vector<double>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(tried, (std::vector<std::int64_t>{16}));
+  EXPECT_EQ(local_fits(sizes, above(0)), (std::vector<double>{0, 0, 0, 0, 0}));
+  // Another error is no out-of-memory: it is not taken for "does not fit".
+  EXPECT_THROW(local_fits(sizes, [](std::int64_t) { throw std::runtime_error("broken"); }),
+               std::runtime_error);
+}
+
+TEST(OomReport, OneLineNamesRankMicroBatchStepAndCheckpoint) {
+  OomReport r;
+  r.rank = 1;
+  r.micro = 64;
+  r.step = 12;
+  r.checkpoint = "checkpoint of step 11 written";
+  EXPECT_EQ(oom_line(r),
+            "out of memory on rank 1 in a micro-batch of 64 samples (step 12); checkpoint of step "
+            "11 written; try --fit-batch or a smaller --batch-size");
+  r.peak = std::int64_t(78) * 1024 * 1024 * 1024 + 100 * 1024 * 1024;
+  r.fit_batch = true;
+  r.micro = 1;
+  EXPECT_EQ(oom_line(r),
+            "out of memory on rank 1 in a micro-batch of 1 sample (step 12; GPU memory peak 78.1 "
+            "GiB); checkpoint of step 11 written; try a smaller --batch-size");
+  OomReport outside;
+  outside.step = 3;
+  EXPECT_EQ(oom_line(outside),
+            "out of memory on rank 0 (step 3); try --fit-batch or a smaller --batch-size");
+  EXPECT_EQ(memory_text(512 * 1024 * 1024), "512 MiB");
 }

@@ -125,3 +125,40 @@ TEST(WorkerSettings, HoldRankFaultIsRankAndStep) {
                   "': must be RANK:STEP (e.g. 1:5)")
         << bad;
 }
+
+TEST(WorkerSettings, OutOfMemoryFaultIsSizeRankAndStep) {
+  const auto r = read({{"DDPDESK_FAULT_OOM_ABOVE", "16:1:5"}});
+  if (!fault_injection_built()) {
+    EXPECT_EQ(r.error,
+              "invalid environment DDPDESK_FAULT_OOM_ABOVE='16:1:5': fault injection is not built "
+              "in (configure with -DDDPDESK_FAULT_INJECTION=ON)");
+    return;
+  }
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.settings.faults.oom_above, 16);
+  EXPECT_EQ(r.settings.faults.oom_rank, 1);
+  EXPECT_EQ(r.settings.faults.oom_step, 5);
+  // The rank and the step are optional: every rank, from the first step.
+  const auto every = read({{"DDPDESK_FAULT_OOM_ABOVE", "8"}});
+  ASSERT_TRUE(every.ok()) << every.error;
+  EXPECT_EQ(every.settings.faults.oom_above, 8);
+  EXPECT_EQ(every.settings.faults.oom_rank, -1);
+  EXPECT_EQ(every.settings.faults.oom_step, 1);
+  const auto ranked = read({{"DDPDESK_FAULT_OOM_ABOVE", "8:0"}});
+  ASSERT_TRUE(ranked.ok()) << ranked.error;
+  EXPECT_EQ(ranked.settings.faults.oom_rank, 0);
+  EXPECT_EQ(ranked.settings.faults.oom_step, 1);
+  const auto every_from = read({{"DDPDESK_FAULT_OOM_ABOVE", "0:*:4"}});
+  ASSERT_TRUE(every_from.ok()) << every_from.error;
+  EXPECT_EQ(every_from.settings.faults.oom_above, 0);
+  EXPECT_EQ(every_from.settings.faults.oom_rank, -1);
+  EXPECT_EQ(every_from.settings.faults.oom_step, 4);
+  EXPECT_EQ(read({}).settings.faults.oom_above, -1);
+  for (const char* bad :
+       {"-1", "x", "8:", ":1", "8:-1", "8:1:", "8:1:0", "8:1:5:2", "8::5", "8:**"})
+    EXPECT_EQ(
+        read({{"DDPDESK_FAULT_OOM_ABOVE", bad}}).error,
+        std::string("invalid environment DDPDESK_FAULT_OOM_ABOVE='") + bad +
+            "': must be N, N:RANK or N:RANK:STEP (e.g. 16:1:5 or 16:*:5), N from 0, STEP from 1")
+        << bad;
+}

@@ -40,6 +40,8 @@ TEST(WorkerCli, RejectsBadInputWithOneLineAndExitTwo) {
        "invalid --task 'resnet': must be one of seed, fmnist-mlp, fmnist-cnn"},
       {{"--device", "tpu"}, "invalid --device 'tpu': must be cpu or cuda"},
       {{"--log-interval", "0"}, "invalid --log-interval '0'"},
+      {{"--fit-batch", "2"}, "invalid --fit-batch '2': must be 0 or 1"},
+      {{"--fit-batch=yes"}, "invalid --fit-batch 'yes': must be 0 or 1"},
       {{"--dataset-size", "-5"}, "invalid --dataset-size '-5'"},
       {{"--config", dir + "/bad.json"}, "invalid batch_size '0': must be an integer from 1"},
       {{"--config", dir + "/unknown.json"}, "invalid batch '4': is not a run spec field"},

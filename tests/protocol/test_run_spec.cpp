@@ -157,6 +157,13 @@ class TestRunSpec : public QObject {
                                    << "invalid tensorboard '2': must be 0 or 1";
     QTest::newRow("tensorboard yes") << R"({"tensorboard":"yes"})"
                                      << "invalid tensorboard 'yes': must be 0 or 1";
+    QTest::newRow("fit_batch 2") << R"({"fit_batch":2})"
+                                 << "invalid fit_batch '2': must be 0 or 1";
+    QTest::newRow("fit_batch auto") << R"({"fit_batch":"auto"})"
+                                    << "invalid fit_batch 'auto': must be 0 or 1";
+    QTest::newRow("fit_batch python")
+        << R"({"task":"python","script":"train.py","fit_batch":1})"
+        << "invalid fit_batch '1': must be 0 for task python (the script sets its own batch)";
     QTest::newRow("system too fast")
         << R"({"system_interval":0.05})"
         << "invalid system_interval '0.05': must be 0 (off) or a number from 0.1 to 3600";
@@ -241,10 +248,16 @@ class TestRunSpec : public QObject {
       QCOMPARE(to_json(s)["tensorboard"], nlohmann::json(want ? 1 : 0));
     }
     QCOMPARE(to_json(RunSpec())["tensorboard"], nlohmann::json(0));
+    QCOMPARE(to_json(RunSpec())["fit_batch"], nlohmann::json(0));
+    RunSpec fit;
+    QVERIFY(apply_fields({{"fit_batch", "1"}}, fit).empty());
+    QVERIFY(fit.fit_batch);
+    QVERIFY(validate(fit).empty());
     bool listed = false;
     for (const FieldInfo& f : run_spec_fields()) {
-      QCOMPARE(f.boolean,
-               std::string(f.key) == "tensorboard" || std::string(f.key) == "slurm_requeue");
+      QCOMPARE(f.boolean, std::string(f.key) == "tensorboard" ||
+                              std::string(f.key) == "slurm_requeue" ||
+                              std::string(f.key) == "fit_batch");
       listed = listed || f.boolean;
     }
     QVERIFY(listed);

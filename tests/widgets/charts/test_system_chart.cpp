@@ -12,6 +12,7 @@
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
 #include "system_gauges.h"
+#include "wire.h"
 
 using namespace ddpdesk;
 
@@ -126,6 +127,30 @@ class TestSystemChart : public QObject {
     QCOMPARE(values(chart.curve("rank 0 GPU %")), std::vector<double>{87});
     QCOMPARE(values(chart.curve("rank 0 GPU mem")), std::vector<double>{4096});
     QCOMPARE(chart.curve("rank 0 GPU mem")->legendPlottable()->valueAxis(), chart.plot()->yAxis2);
+  }
+
+  // A CUDA worker's caching-allocator gauges, as lines on the wire: a dashed curve each, in MiB
+  // on the memory axis.
+  void allocatorCurvesFromWireLines() {
+    MetricsStore store;
+    SystemChart chart;
+    chart.setSources({{"run", &store}});
+    sample(store, 1, 1);
+    for (
+        const char* line :
+        {R"({"type":"gauge","rank":1,"name":"gpu_allocated_bytes","value":1073741824,"unit":"B","time":1.0,"step":10})",
+         R"({"type":"gauge","rank":1,"name":"gpu_reserved_bytes","value":2147483648,"unit":"B","time":1.0,"step":10})",
+         R"({"type":"gauge","rank":1,"name":"gpu_peak_bytes","value":1610612736,"unit":"B","time":1.0,"step":10})"}) {
+      const wire::Decoded d = wire::decode(line);
+      QVERIFY2(d.message.has_value(), line);
+      store.ingest(*d.message);
+    }
+    chart.sync();
+    QCOMPARE(values(chart.curve("rank 1 GPU allocated")), std::vector<double>{1024});
+    QCOMPARE(values(chart.curve("rank 1 GPU reserved")), std::vector<double>{2048});
+    QCOMPARE(values(chart.curve("rank 1 GPU peak")), std::vector<double>{1536});
+    QCOMPARE(chart.curve("rank 1 GPU peak")->legendPlottable()->valueAxis(), chart.plot()->yAxis2);
+    QVERIFY(!chart.curveNames().contains("rank 0 GPU allocated"));
   }
 
   void noteWhileTheRunHasNoSystemGauges() {

@@ -99,7 +99,7 @@ class TestRankTable : public QObject {
     row.failed = true;
     model.setRows({row});
     QCOMPARE(model.rowCount(), 1);
-    QCOMPARE(model.columnCount(), 15);
+    QCOMPARE(model.columnCount(), 16);
     auto text = [&](int c) { return model.data(model.index(0, c), Qt::DisplayRole).toString(); };
     QCOMPARE(text(RankTableModel::Pid), QStringLiteral("4242"));
     QCOMPARE(text(RankTableModel::Loss), QStringLiteral("0.1235"));

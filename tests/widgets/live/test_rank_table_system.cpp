@@ -8,6 +8,7 @@
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
 #include "system_gauges.h"
+#include "wire.h"
 
 using namespace ddpdesk;
 
@@ -75,6 +76,38 @@ class TestRankTableSystem : public QObject {
     QCOMPARE(
         model.headerData(RankTableModel::GpuMemory, Qt::Horizontal, Qt::DisplayRole).toString(),
         QStringLiteral("GPU memory"));
+  }
+
+  // A CUDA worker's caching-allocator gauges, as lines on the wire: the "GPU tensors" column
+  // says allocated / reserved (peak), and alone they count as a GPU for hasGpu().
+  void allocatorColumnFromWireLines() {
+    MetricsStore store;
+    store.setWorld(2);
+    for (
+        const char* line :
+        {R"({"type":"gauge","rank":1,"name":"gpu_allocated_bytes","value":3221225472,"unit":"B","time":2.0,"step":20})",
+         R"({"type":"gauge","rank":1,"name":"gpu_reserved_bytes","value":4294967296,"unit":"B","time":2.0,"step":20})",
+         R"({"type":"gauge","rank":1,"name":"gpu_peak_bytes","value":5476083302,"unit":"B","time":2.0,"step":20})"}) {
+      const wire::Decoded d = wire::decode(line);
+      QVERIFY2(d.message.has_value(), line);
+      store.ingest(*d.message);
+    }
+    RankTableModel model;
+    model.setRows(buildRankRows({}, store));
+    QVERIFY(model.hasGpu());
+    auto text = [&](int row, int c) {
+      return model.data(model.index(row, c), Qt::DisplayRole).toString();
+    };
+    QCOMPARE(text(1, RankTableModel::GpuAllocator),
+             QStringLiteral("3.00 GiB / 4.00 GiB (peak 5.10 GiB)"));
+    QCOMPARE(text(0, RankTableModel::GpuAllocator), QString());
+    QCOMPARE(text(1, RankTableModel::GpuMemory), QString());  // no NVML figures were sent
+    QCOMPARE(
+        model.headerData(RankTableModel::GpuAllocator, Qt::Horizontal, Qt::DisplayRole).toString(),
+        QStringLiteral("GPU tensors"));
+    QVERIFY(!model.headerData(RankTableModel::GpuAllocator, Qt::Horizontal, Qt::ToolTipRole)
+                 .toString()
+                 .isEmpty());
   }
 };
 

@@ -64,6 +64,8 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   if (!std::isnan(p.evalAccuracy)) std::printf(", accuracy %.2f%%", p.evalAccuracy * 100.0);
   if (const QString t = formatThroughputLine(store); !t.isEmpty())
     std::printf("\n%s", t.toStdString().c_str());
+  if (const QString d = startedDetail(store); !d.isEmpty())
+    std::printf("\nstarted: %s", d.toStdString().c_str());
   std::printf("\nrun directory: %s\n", c.runDirectory().toStdString().c_str());
   std::fflush(stdout);
 }

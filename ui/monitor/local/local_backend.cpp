@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <algorithm>
 #include <csignal>
 
@@ -203,6 +204,18 @@ void LocalBackend::recordFailure(const RankProcess& p) {
   f.stderrTail = p.stderrTail();
 }
 
+void LocalBackend::blameThePeerThatDiedFirst() {
+  const RunController::Failure& f = failure();
+  static const QRegularExpression died(QStringLiteral("^rank (\\d+) \\(pid \\d+\\) died"));
+  const QRegularExpressionMatch m = died.match(f.errorMessage);
+  if (!m.hasMatch()) return;
+  const RankProcess* peer = launcher_->rank(m.captured(1).toInt());
+  if (!peer || peer->rank() == f.rank) return;
+  const auto& x = peer->exitInfo();
+  if (!x.exited || x.killedByUs || x.startFailed || (!x.crashed && x.exitCode == 0)) return;
+  recordFailure(*peer);
+}
+
 void LocalBackend::onRankFinished(int rank) {
   RankProcess* p = launcher_->rank(rank);
   const auto& x = p->exitInfo();
@@ -313,6 +326,7 @@ void LocalBackend::finalize() {
   // The rank's last words may have arrived on its socket after its exit was seen.
   RunController::Failure& f = failure();
   if (hasFailure() && f.errorMessage.isEmpty()) f.errorMessage = rankErrors()[f.rank];
+  if (hasFailure()) blameThePeerThatDiedFirst();
   if (hasFailure() && restartIfDue()) return;
 
   QStringList killed;

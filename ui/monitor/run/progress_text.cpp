@@ -61,4 +61,15 @@ QString progressBarFormat(qint64 totalSteps, bool active) {
   return active ? QStringLiteral("starting…") : QStringLiteral("no run");
 }
 
+QString startedDetail(const MetricsStore& store) {
+  const wire::Event* latest = nullptr;
+  for (const wire::Event& e : store.events()) {
+    if (e.event != "started") continue;
+    // The latest session is the one that started furthest on; of a session, the lowest rank.
+    if (!latest || e.step > latest->step || (e.step == latest->step && e.rank < latest->rank))
+      latest = &e;
+  }
+  return latest ? QString::fromStdString(latest->detail) : QString();
+}
+
 }  // namespace ddpdesk

@@ -21,5 +21,9 @@ QString progressBarFormat(qint64 totalSteps, bool active);
 // the time spent evaluating apart: "training 22418 samples/s per rank (44836 in all); evaluation
 // 1.9s". Empty before any rank trained a counted step.
 QString formatThroughputLine(const MetricsStore& store);
+// What the lowest rank said as the run's latest session started (its `started` event's detail):
+// "resumed from <checkpoint>", "micro-batch 16 × 8 accumulation steps fits (asked 64 × 2)"
+// (--fit-batch), both joined by "; ", or empty.
+QString startedDetail(const MetricsStore& store);
 
 }  // namespace ddpdesk

@@ -22,6 +22,9 @@ constexpr Quantity kQuantities[] = {
     {gauges::kGpuUtilPercent, "GPU %", false},
     {gauges::kGpuMemoryUsedBytes, "GPU mem", true},
     {gauges::kGpuProcessMemoryBytes, "GPU mem (rank)", true},
+    {gauges::kGpuAllocatedBytes, "GPU allocated", true},
+    {gauges::kGpuReservedBytes, "GPU reserved", true},
+    {gauges::kGpuPeakBytes, "GPU peak", true},
 };
 constexpr double kMiB = 1024.0 * 1024.0;
 

@@ -25,7 +25,8 @@ LiveRefresh::LiveRefresh(RunController* controller, RunStatusStrip* controls,
 void LiveRefresh::refreshNow() {
   controls_->refresh(*controller_);
   rankModel_->setRows(buildRankRows(controller_->ranks(), *controller_->store(), stragglers_));
-  for (const int c : {RankTableModel::GpuUtil, RankTableModel::GpuMemory})
+  for (const int c :
+       {RankTableModel::GpuUtil, RankTableModel::GpuMemory, RankTableModel::GpuAllocator})
     rankView_->setColumnHidden(c, !rankModel_->hasGpu());
 }
 

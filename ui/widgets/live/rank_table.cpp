@@ -71,6 +71,9 @@ std::vector<RankRow> buildRankRows(const std::vector<RunController::RankState>& 
     row.gpuUtilPercent = g.latest(r, gauges::kGpuUtilPercent);
     row.gpuMemoryUsedBytes = g.latest(r, gauges::kGpuMemoryUsedBytes);
     row.gpuMemoryTotalBytes = g.latest(r, gauges::kGpuMemoryTotalBytes);
+    row.gpuAllocatedBytes = g.latest(r, gauges::kGpuAllocatedBytes);
+    row.gpuReservedBytes = g.latest(r, gauges::kGpuReservedBytes);
+    row.gpuPeakBytes = g.latest(r, gauges::kGpuPeakBytes);
     rows.push_back(row);
   }
   return rows;
@@ -90,7 +93,9 @@ void RankTableModel::setRows(std::vector<RankRow> rows) {
 
 bool RankTableModel::hasGpu() const {
   for (const RankRow& r : rows_)
-    if (!std::isnan(r.gpuUtilPercent) || !std::isnan(r.gpuMemoryUsedBytes)) return true;
+    if (!std::isnan(r.gpuUtilPercent) || !std::isnan(r.gpuMemoryUsedBytes) ||
+        !std::isnan(r.gpuAllocatedBytes))
+      return true;
   return false;
 }
 
@@ -148,6 +153,15 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       if (std::isnan(r.gpuMemoryTotalBytes)) return formatBytes(r.gpuMemoryUsedBytes);
       return QStringLiteral("%1 / %2").arg(formatBytes(r.gpuMemoryUsedBytes),
                                            formatBytes(r.gpuMemoryTotalBytes));
+    case GpuAllocator: {
+      if (std::isnan(r.gpuAllocatedBytes)) return QString();
+      QString text = formatBytes(r.gpuAllocatedBytes);
+      if (!std::isnan(r.gpuReservedBytes))
+        text += QStringLiteral(" / ") + formatBytes(r.gpuReservedBytes);
+      if (!std::isnan(r.gpuPeakBytes))
+        text += QStringLiteral(" (peak %1)").arg(formatBytes(r.gpuPeakBytes));
+      return text;
+    }
     case ExitCode:
       return r.exitCode;
   }
@@ -156,9 +170,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[] = {"rank",      "pid",       "device",     "state",      "step",
-                                "last loss", "samples/s", "compute ms", "wait ms",    "sync eff.",
-                                "CPU %",     "RSS",       "GPU %",      "GPU memory", "exit code"};
+  static const char* names[] = {
+      "rank",    "pid",       "device", "state", "step",  "last loss",  "samples/s",   "compute ms",
+      "wait ms", "sync eff.", "CPU %",  "RSS",   "GPU %", "GPU memory", "GPU tensors", "exit code"};
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == SamplesPerSec)
     return tr(
@@ -180,6 +194,10 @@ QVariant RankTableModel::headerData(int section, Qt::Orientation o, int role) co
     return tr("Share of the last sample period in which a kernel ran on the rank's GPU (NVML)");
   if (role == Qt::ToolTipRole && section == GpuMemory)
     return tr("Memory in use on the rank's GPU, by every process, of its total (NVML)");
+  if (role == Qt::ToolTipRole && section == GpuAllocator)
+    return tr(
+        "LibTorch's CUDA caching allocator in the rank: memory held by tensors / reserved from the "
+        "driver (its cache included), and the most ever held by tensors at once (peak)");
   if (role == Qt::ToolTipRole && section == SyncEfficiency)
     return tr("Compute / step time: below 100% the rank waits for others (or for the network)");
   return {};

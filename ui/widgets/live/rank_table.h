@@ -37,6 +37,11 @@ struct RankRow {
   double gpuUtilPercent = std::numeric_limits<double>::quiet_NaN();
   double gpuMemoryUsedBytes = std::numeric_limits<double>::quiet_NaN();
   double gpuMemoryTotalBytes = std::numeric_limits<double>::quiet_NaN();
+  // A ddpdesk CUDA worker's caching allocator (NaN otherwise): held by tensors, reserved from the
+  // driver, the most held at once.
+  double gpuAllocatedBytes = std::numeric_limits<double>::quiet_NaN();
+  double gpuReservedBytes = std::numeric_limits<double>::quiet_NaN();
+  double gpuPeakBytes = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Pure: one row per rank of the controller (or per rank the store knows, when there is no
@@ -63,6 +68,7 @@ class RankTableModel : public QAbstractTableModel {
     Rss,
     GpuUtil,  // only shown when some rank has a GPU (hasGpu())
     GpuMemory,
+    GpuAllocator,  // the caching allocator's allocated / reserved (peak)
     ExitCode,
     ColumnCount
   };

@@ -82,6 +82,8 @@ void RunStatusStrip::refresh(const RunController& c) {
   elapsed_->setText(secs < 0 ? QString() : tr("elapsed %1").arg(formatDuration(secs)));
   const RunProgress p = c.store()->progress();
   progress_->setFormat(progressBarFormat(p.totalSteps, c.isActive()));
+  // How the ranks started: a resume's checkpoint, --fit-batch's micro-batch and accumulation.
+  progress_->setToolTip(startedDetail(*c.store()));
   if (p.totalSteps > 0) {
     progress_->setRange(0, int(std::min<qint64>(p.totalSteps, INT_MAX)));
     progress_->setValue(int(std::min(p.step, p.totalSteps)));
