@@ -8,6 +8,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
+  clang                                      # the compiler scripts/build.sh uses (faster than GCC here)
   qt6-base-dev libqcustomplot-dev            # monitor + GUI (QCustomPlot's Qt 6 build)
   libtorch-dev libgloo-dev                   # engine: LibTorch 1.13 (CPU) and Gloo collectives
   libopenblas0-pthread                       # fast BLAS behind libblas.so.3 (LibTorch links it)
@@ -22,7 +23,7 @@ packages=(
 )
 test_packages=(
   libgtest-dev                               # engine unit tests (Torch code cannot use Qt Test)
-  clang libclang-rt-14-dev                   # libFuzzer targets and sanitizers
+  libclang-rt-14-dev                         # libFuzzer targets and sanitizers
   xvfb x11-apps imagemagick                  # GUI screenshots under a virtual display
   procps psmisc                              # pgrep/pkill in tests
   slurm-wlm munge                            # srun tests under a private single-node Slurm

@@ -33,7 +33,7 @@ bool choice(const EnvLookup& get, const char* name, std::initializer_list<const 
   return false;
 }
 
-bool parse_int(const std::string& s, std::int64_t lo, std::int64_t* out) {
+[[maybe_unused]] bool parse_int(const std::string& s, std::int64_t lo, std::int64_t* out) {
   if (s.empty()) return false;
   char* end = nullptr;
   errno = 0;

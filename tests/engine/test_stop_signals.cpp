@@ -122,7 +122,8 @@ TEST(StopSignals, AStreamOfThemLeavesOneDnnProductsExact) {
     std::vector<float> a(m * k), b(k * n), c(m * n), want(m * n);
     unsigned seed = 1;
     for (auto* v : {&a, &b})
-      for (auto& x : *v) x = static_cast<float>(rand_r(&seed)) / RAND_MAX - 0.5f;
+      for (auto& x : *v)
+        x = static_cast<float>(rand_r(&seed)) / static_cast<float>(RAND_MAX) - 0.5f;
     dnnl_sgemm('N', 'N', m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, want.data(), n);
     std::atomic<bool> done{false};
     std::thread sender([&] {

@@ -5,13 +5,18 @@
 # (proctrack/linuxproc, task/none), and ports of their own, so it neither needs nor touches a
 # system Slurm. The command sees SLURM_CONF (srun, sbatch, squeue find the cluster through it)
 # and DDPDESK_SLURM_DIR (the cluster's directory: logs). Everything is stopped and removed when
-# the command ends, however it ends. Exit status: the command's; 77 when Slurm is not installed.
+# the command ends, however it ends. Exit status: the command's; 77 when Slurm is not installed
+# or cannot run here.
 #   tests/slurm/with_slurm.sh COMMAND [ARGS...]
 set -uo pipefail
 for tool in munged slurmctld slurmd srun sinfo; do
   command -v "$tool" >/dev/null || { echo "with_slurm: $tool is missing (scripts/install-deps.sh --tests installs slurm-wlm and munge)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "with_slurm: slurmd must run as root to start tasks"; exit 77; }
+# slurmd refuses to start without the cgroup filesystem, even with proctrack/linuxproc: a chroot
+# or a container that does not mount it cannot run these tests (a machine always has it).
+mountpoint -q /sys/fs/cgroup ||
+  { echo "with_slurm: no cgroup filesystem at /sys/fs/cgroup, which slurmd needs"; exit 77; }
 
 dir=$(mktemp -d /tmp/ddpdesk-slurm-XXXXXX)
 chmod 700 "$dir"

@@ -150,7 +150,9 @@ class TestMainWindow : public QObject {
     QVERIFY(w->hangBanner()->isVisible());
     QVERIFY2(w->hangBanner()->text().startsWith(QLatin1String("<b>Stacks:</b> ")),
              qPrintable(w->hangBanner()->text()));
-    QVERIFY(w->logView()->visibleText().contains(QLatin1String("hang doctor: ")));
+    // The Log tab shows new lines on its own timer: wait for them.
+    QTRY_VERIFY_WITH_TIMEOUT(w->logView()->visibleText().contains(QLatin1String("hang doctor: ")),
+                             kTimeout);
     QVERIFY(w->stacksAction()->isEnabled());
     QCOMPARE(w->controller()->state(), State::Running);  // the run goes on
     const int before = int(w->controller()->store()->global().size());
