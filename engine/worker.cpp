@@ -387,7 +387,8 @@ int worker_main(int argc, char** argv) {
 
   // Setting up, part two (resume, communicator, rank 0's weights), then the run. The exit code
   // follows the phase, not the exception's type: BadInput from the set-up is exit 2; anything
-  // else, and everything that goes wrong once training runs (run() never throws), is exit 1.
+  // else, and everything that goes wrong once training runs (run() never throws), is exit 1 —
+  // except running out of memory in training, exit 3 (exit_record.h).
   int rc = 0;
   TrainResult r;
   std::unique_ptr<TrainingRun> training;
@@ -400,7 +401,7 @@ int worker_main(int argc, char** argv) {
       telemetry->send(wire::Error{e.rank, bad.what()});
       std::cerr << "ddpdesk-worker: " << bad.what() << "\n";
       r = {TrainResult::Failed, bad.what()};
-      rc = 2;
+      rc = kExitBadInput;
     } catch (const std::exception& ex) {
       if (g_stop) {
         // Asked to stop before training: the rendezvous gave up waiting for its peers
@@ -422,7 +423,7 @@ int worker_main(int argc, char** argv) {
   if (r.kind == TrainResult::Failed && rc == 0) {
     telemetry->send(wire::Error{e.rank, r.message});
     std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
-    rc = 1;
+    rc = r.out_of_memory ? kExitOutOfMemory : 1;
   }
   telemetry->close();
   if (const std::int64_t dropped = telemetry->dropped(); dropped > 0)

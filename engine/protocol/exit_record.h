@@ -12,6 +12,12 @@
 
 namespace ddpdesk {
 
+// What ddpdesk-worker exits with, besides 0 (finished or stopped) and 1 (failed): input it
+// refuses, and a failure because it ran out of memory (the same micro-batch would again; a
+// restart does not help without --fit-batch: ui/monitor/run/restart_policy.h).
+constexpr int kExitBadInput = 2;
+constexpr int kExitOutOfMemory = 3;
+
 struct ExitRecord {
   int rank = 0;
   int world = 1;

@@ -199,7 +199,9 @@ class Trainer {
         send(e);
       }
     }
-    return {TrainResult::Failed, oom_line(o)};
+    TrainResult failed{TrainResult::Failed, oom_line(o)};
+    failed.out_of_memory = true;
+    return failed;
   }
 
   void send(const wire::Message& m) {

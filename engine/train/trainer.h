@@ -42,10 +42,11 @@ struct TrainResult {
   enum Kind { Finished, Stopped, Failed } kind = Finished;
   TrainResult() = default;
   TrainResult(Kind k, std::string why) : kind(k), message(std::move(why)) {}
-  std::string message;     // for Failed: one line
-  std::int64_t step = 0;   // optimizer steps done when the run ended
-  int epoch = 0;           // 0-based
-  std::string checkpoint;  // the last checkpoint this rank wrote in this process, if any
+  std::string message;         // for Failed: one line
+  std::int64_t step = 0;       // optimizer steps done when the run ended
+  int epoch = 0;               // 0-based
+  std::string checkpoint;      // the last checkpoint this rank wrote in this process, if any
+  bool out_of_memory = false;  // Failed because this rank ran out of memory (its own exit code)
 };
 
 class TrainingRun {

@@ -109,7 +109,7 @@ TEST(FitBatch, OutOfMemoryLeavesTheLastGoodCheckpointAndAResumeFinishes) {
   const std::string line =
       "out of memory on rank 1 in a micro-batch of 16 samples (step 6); checkpoint of step 5 "
       "written; try --fit-batch or a smaller --batch-size";
-  EXPECT_EQ(r.exit_codes[1], 1);
+  EXPECT_EQ(r.exit_codes[1], 3);  // out of memory: its own exit code (no restart helps)
   EXPECT_NE(r.stderr_text[1].find("ddpdesk-worker[1] error: " + line + "\n"), std::string::npos)
       << r.stderr_text[1];
   EXPECT_EQ(r.exit_codes[0], 1) << "rank 0 cannot go on without rank 1: " << r.stderr_text[0];
@@ -153,7 +153,7 @@ TEST(FitBatch, EveryRankOutOfMemoryWritesOneGoodCheckpoint) {
   RankRun r = launch_ranks(o);
   ASSERT_FALSE(r.timed_out);
   for (int k = 0; k < 2; ++k) {
-    EXPECT_EQ(r.exit_codes[k], 1);
+    EXPECT_EQ(r.exit_codes[k], 3);
     EXPECT_NE(r.stderr_text[k].find("out of memory on rank " + std::to_string(k) +
                                     " in a micro-batch of 16 samples (step 4); checkpoint of "
                                     "step 3 written"),
@@ -206,22 +206,28 @@ TEST(FitBatch, AskedMicroBatchIsKeptWhenItFits) {
 TEST(FitBatch, UnderTheMonitorTheOutOfMemoryIsTheRunsCause) {
   if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
   // Rank 1's out-of-memory, not rank 0's failure that follows from it ("rank 1 died"), is what
-  // the monitor says the run failed of: in headless's last line and in status.json.
+  // the monitor says the run failed of: in headless's last line and in status.json. Restarts
+  // asked for do not run it out of memory again: without --fit-batch the run ends, saying why.
   const std::string dir = temp_dir("oom-headless");
   const std::string cmd =
       "XDG_DATA_HOME=" + quoted(dir + "/data") + " DDPDESK_WORKER=" + quoted(worker_path()) +
       " DDPDESK_FAULT_OOM_ABOVE=8:1:6 " + quoted(DDPDESK_BIN) +
       " --headless --nproc 2 --task seed --dataset-size 960 --batch-size 16 --accum-steps 2"
-      " --epochs 1 >" +
+      " --epochs 1 --max-restarts 2 >" +
       quoted(dir + "/headless.out") + " 2>" + quoted(dir + "/headless.err");
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << cmd;
   const std::string err = read_text(dir + "/headless.err");
   EXPECT_EQ(WEXITSTATUS(status), 1) << err;
   const std::string cause =
-      "rank 1 exited with code 1: out of memory on rank 1 in a micro-batch of 16 samples (step "
+      "rank 1 exited with code 3: out of memory on rank 1 in a micro-batch of 16 samples (step "
       "6); checkpoint of step 5 written; try --fit-batch or a smaller --batch-size";
   EXPECT_NE(err.find("run failed: " + cause), std::string::npos) << err;
+  EXPECT_NE(err.find("no restart: rank 1 ran out of memory and would again at this micro-batch "
+                     "(--fit-batch fits one)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("restart 1 of 2"), std::string::npos) << err;
   const std::string runs = dir + "/data/ddpdesk/runs";
   std::vector<std::filesystem::path> dirs;
   for (const auto& e : std::filesystem::directory_iterator(runs)) dirs.push_back(e.path());

@@ -1,5 +1,6 @@
-// planRestart (run/restart_policy.h): which failures restart a run, the backoff, and the note a
-// failure that does not restart carries; restartLine's two wordings.
+// planRestart (run/restart_policy.h): which failures restart a run (an out-of-memory only with
+// --fit-batch), the backoff, and the note a failure that does not restart carries; restartLine's
+// two wordings.
 #include <QtTest>
 
 #include "qt_test_main.h"
@@ -69,6 +70,24 @@ class TestRestartPolicy : public QObject {
     const RestartPlan stopped = planRestart(s, 0, killed(), true, true);
     QVERIFY(!stopped.restart);
     QVERIFY(stopped.note.isEmpty());
+  }
+  // A worker out of memory (exit 3) would run out again at the same micro-batch: no restart,
+  // unless --fit-batch fits a smaller one as the restart starts. A script's exit 3 is its own.
+  void outOfMemoryRestartsOnlyWithFitBatch() {
+    RunSpec s = withRestarts(3);
+    RunController::Failure oom;
+    oom.rank = 1;
+    oom.exitCode = 3;
+    const RestartPlan no = planRestart(s, 0, oom, true, false);
+    QVERIFY(!no.restart);
+    QCOMPARE(no.note, QStringLiteral("no restart: rank 1 ran out of memory and would again at "
+                                     "this micro-batch (--fit-batch fits one)"));
+    s.fit_batch = true;
+    QVERIFY(planRestart(s, 0, oom, true, false).restart);
+    RunSpec script = withRestarts(3);
+    script.task = "python";
+    script.script = "train.py";
+    QVERIFY(planRestart(script, 0, oom, true, false).restart);
   }
 };
 

@@ -4,23 +4,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include "exit_record.h"
+
 namespace ddpdesk {
-namespace {
-
-// The worker's exit for input it refuses, and argparse's for a usage error: the same input
-// would be refused again.
-constexpr int kBadInputExit = 2;
-
-}  // namespace
 
 RestartPlan planRestart(const RunSpec& spec, int done, const RunController::Failure& failure,
                         bool trained, bool stopRequested) {
   RestartPlan plan;
   if (spec.max_restarts <= 0 || stopRequested) return plan;
+  const TaskInfo* task = find_task(spec.task);
   if (failure.rejected) {
     plan.note = QStringLiteral("no restart: the job was refused");
-  } else if (failure.exitCode == kBadInputExit && failure.signal == 0) {
+  } else if (failure.exitCode == kExitBadInput && failure.signal == 0) {
+    // The worker's bad input, and argparse's usage error alike: refused again.
     plan.note = QStringLiteral("no restart: rank %1 refused its input (exit 2)").arg(failure.rank);
+  } else if (failure.exitCode == kExitOutOfMemory && failure.signal == 0 && !spec.fit_batch &&
+             !(task && task->python_script)) {
+    // A worker's exit 3: the same micro-batch would run out again. With --fit-batch the restart
+    // fits a smaller one. (A script's exit 3 means what the script says.)
+    plan.note = QStringLiteral(
+                    "no restart: rank %1 ran out of memory and would again at this micro-batch "
+                    "(--fit-batch fits one)")
+                    .arg(failure.rank);
   } else if (!trained) {
     plan.note = QStringLiteral("no restart: the run failed before its first optimizer step");
   } else if (done >= spec.max_restarts) {

@@ -1,8 +1,9 @@
 // When a failed run restarts by itself (spec max_restarts, docs/recovery.md): the rules in one
 // place, for the backend that restarts (local/local_backend.h). A run restarts when a rank
 // failed after training started and restarts are left; never for a user's stop, for input a
-// rank refused (exit 2: the worker's bad input, argparse's usage error), for a failure before
-// the first optimizer step, or for a job Slurm refused.
+// rank refused (exit 2: the worker's bad input, argparse's usage error), for a worker that ran
+// out of memory (exit 3) unless --fit-batch fits a smaller micro-batch at the restart, for a
+// failure before the first optimizer step, or for a job Slurm refused.
 #pragma once
 
 #include <QString>
