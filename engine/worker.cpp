@@ -421,7 +421,7 @@ int worker_main(int argc, char** argv) {
   }
   if (training) r = training->run();
   if (r.kind == TrainResult::Failed && rc == 0) {
-    telemetry->send(wire::Error{e.rank, r.message});
+    telemetry->send(wire::Error{e.rank, r.message, r.peer_lost});
     std::cerr << "ddpdesk-worker[" << e.rank << "] error: " << r.message << "\n";
     rc = r.out_of_memory ? kExitOutOfMemory : 1;
   }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include <torch/types.h>
@@ -16,6 +17,18 @@
 #include "store.h"
 
 namespace ddpdesk {
+
+// A collective failed because a peer rank is gone (its process died, or a peer found it so):
+// which one travels with the failure (the rank's `error` message's `peer`), so the monitor can
+// name the rank that failed first without reading it back from the text.
+class PeerLost : public std::runtime_error {
+ public:
+  PeerLost(int peer, const std::string& what) : std::runtime_error(what), peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
 
 // A sum-allreduce over one fixed buffer. start() returns at once; wait() blocks until the sum is
 // in the buffer (Gloo) or until the compute stream is ordered after it (NCCL).

@@ -246,9 +246,8 @@ class ShmCommunicator : public Communicator {
       watch.check();
       if (std::uint32_t f = c->failed.load()) {  // a peer already found out who is missing
         const int r = static_cast<int>(f - 1);
-        throw std::runtime_error("rank " + std::to_string(r) + " (pid " +
-                                 std::to_string(c->pid[r]) +
-                                 ") died or stalled; the run cannot continue");
+        throw PeerLost(r, "rank " + std::to_string(r) + " (pid " + std::to_string(c->pid[r]) +
+                              ") died or stalled; the run cannot continue");
       }
       check_peers(clock::now() > deadline);
     }
@@ -265,11 +264,12 @@ class ShmCommunicator : public Communicator {
       if (dead || past_deadline) {
         c->failed.store(static_cast<std::uint32_t>(r + 1));
         futex(&c->generation, FUTEX_WAKE, INT32_MAX, nullptr);
+        if (dead)
+          throw PeerLost(r, "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
+                                ") died; the run cannot continue");
         throw std::runtime_error(
-            dead ? "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
-                       ") died; the run cannot continue"
-                 : "rank " + std::to_string(r) + " did not reach the collective within " +
-                       std::to_string(static_cast<int>(timeout_)) + " s (--collective-timeout)");
+            "rank " + std::to_string(r) + " did not reach the collective within " +
+            std::to_string(static_cast<int>(timeout_)) + " s (--collective-timeout)");
       }
     }
   }

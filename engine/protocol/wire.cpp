@@ -54,7 +54,9 @@ struct Encoder {
     return j;
   }
   json operator()(const Error& m) const {
-    return {{"type", "error"}, {"rank", m.rank}, {"message", m.message}};
+    json j = {{"type", "error"}, {"rank", m.rank}, {"message", m.message}};
+    if (m.peer >= 0) j["peer"] = m.peer;
+    return j;
   }
   json operator()(const Gauge& m) const {
     return {{"type", "gauge"}, {"rank", m.rank},      {"name", m.name}, {"value", num(m.value)},

@@ -91,6 +91,7 @@ struct Event {
 struct Error {
   int rank = 0;
   std::string message;
+  int peer = -1;  // the rank whose loss made this one fail (a dead peer), -1 when none is known
 };
 
 // One sample of a named quantity: the generic carrier for metrics that need no code of their own

@@ -170,6 +170,10 @@ std::optional<Message> decodeKnown(std::string_view type, TopReader& r,
     Error m;
     m.rank = r.rank();
     m.message = r.text(kMessage);
+    if (r.has(kPeer)) {
+      m.peer = r.small_int(kPeer);
+      if (m.peer < 0) broken("'", "peer", "' negative");
+    }
     return m;
   }
   if (type == "gauge") {

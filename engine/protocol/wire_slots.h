@@ -59,6 +59,7 @@ enum Top : std::uint8_t {
   kName,
   kValue,
   kUnit,
+  kPeer,
   kTopCount
 };
 inline constexpr std::array<std::string_view, kTopCount> kTopNames = {
@@ -66,7 +67,7 @@ inline constexpr std::array<std::string_view, kTopCount> kTopNames = {
     "lr",    "time",     "samples_per_s", "collectives", "param_hash", "buffer_hash", "time_ms",
     "v",     "token",    "world",         "pid",         "host",       "device",      "v_min",
     "v_max", "accuracy", "event",         "path",        "detail",     "total_steps", "message",
-    "name",  "value",    "unit"};
+    "name",  "value",    "unit",          "peer"};
 // The fields of a step's "time_ms" object.
 enum Times : std::uint8_t {
   kData,

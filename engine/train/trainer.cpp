@@ -90,6 +90,10 @@ class Trainer {
       r = train();
     } catch (const c10::OutOfMemoryError&) {
       r = out_of_memory();
+    } catch (const PeerLost& e) {
+      const std::string what = e.what();
+      r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+      r.peer_lost = e.peer();
     } catch (const std::exception& e) {
       const std::string what = e.what();
       r = {TrainResult::Failed, what.substr(0, what.find('\n'))};

@@ -47,6 +47,7 @@ struct TrainResult {
   int epoch = 0;               // 0-based
   std::string checkpoint;      // the last checkpoint this rank wrote in this process, if any
   bool out_of_memory = false;  // Failed because this rank ran out of memory (its own exit code)
+  int peer_lost = -1;          // Failed because that peer rank is gone (communicator's PeerLost)
 };
 
 class TrainingRun {

@@ -37,9 +37,10 @@ class TestWire : public QObject {
     ev.path = "/tmp/ck.pt";
     ev.step = 5;
     Error er{3, "boom \"quoted\"\nnewline"};
+    Error lost{0, "rank 1 (pid 42) died; the run cannot continue", 1};
     Gauge g{1, "cpu_percent", 42.5, "%", 3.25, 17};
-    for (const Message& m :
-         {Message(h), Message(s), Message(e), Message(ev), Message(er), Message(g)}) {
+    for (const Message& m : {Message(h), Message(s), Message(e), Message(ev), Message(er),
+                             Message(lost), Message(g)}) {
       std::string line = encode(m);
       QVERIFY(line.find('\n') == std::string::npos);
       Decoded d = decode(line);
@@ -50,6 +51,10 @@ class TestWire : public QObject {
       QCOMPARE(d.unknown_fields, 0);
       QVERIFY(d.ignored.empty());
     }
+    // An error names the peer whose loss caused it only when there is one.
+    QCOMPARE(std::get<Error>(*decode(encode(lost)).message).peer, 1);
+    QCOMPARE(std::get<Error>(*decode(encode(er)).message).peer, -1);
+    QVERIFY(encode(er).find("peer") == std::string::npos);
     Decoded d = decode(encode(s));
     QCOMPARE(std::get<Step>(*d.message).global_loss, 0.5);
     QCOMPARE(std::get<Eval>(*decode(encode(e)).message).accuracy.value(), 0.85);
@@ -73,6 +78,8 @@ class TestWire : public QObject {
         R"({"type":"step","rank":0,"epoch":0,"step":1,"global_loss":1,"samples":1,"lr":1,"time":1})");
     QTest::newRow("negative rank") << QByteArray(R"({"type":"error","rank":-1,"message":"x"})");
     QTest::newRow("rank string") << QByteArray(R"({"type":"error","rank":"0","message":"x"})");
+    QTest::newRow("negative peer")
+        << QByteArray(R"({"type":"error","rank":0,"message":"x","peer":-2})");
     QTest::newRow("rank >= world") << QByteArray(
         R"({"type":"hello","v":1,"token":"t","rank":2,"world":2,"pid":1,"host":"h","device":"cpu"})");
     QTest::newRow("too long") << QByteArray(int(kMaxLineBytes + 10), 'x');

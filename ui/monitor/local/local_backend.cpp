@@ -5,7 +5,6 @@
 
 #include <QDateTime>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <algorithm>
 #include <csignal>
 
@@ -200,16 +199,15 @@ void LocalBackend::recordFailure(const RankProcess& p) {
   f.exitCode = x.crashed || x.startFailed ? -1 : x.exitCode;
   f.signal = x.crashed ? x.signal : 0;
   f.what = QStringLiteral("rank %1 %2").arg(p.rank()).arg(p.describeExit());
-  f.errorMessage = rankErrors()[p.rank()];
+  f.errorMessage = QString::fromStdString(rankErrors()[p.rank()].message);
+  f.peerLost = rankErrors()[p.rank()].peer;
   f.stderrTail = p.stderrTail();
 }
 
 void LocalBackend::blameThePeerThatDiedFirst() {
   const RunController::Failure& f = failure();
-  static const QRegularExpression died(QStringLiteral("^rank (\\d+) \\(pid \\d+\\) died"));
-  const QRegularExpressionMatch m = died.match(f.errorMessage);
-  if (!m.hasMatch()) return;
-  const RankProcess* peer = launcher_->rank(m.captured(1).toInt());
+  if (f.peerLost < 0) return;
+  const RankProcess* peer = launcher_->rank(f.peerLost);
   if (!peer || peer->rank() == f.rank) return;
   const auto& x = peer->exitInfo();
   if (!x.exited || x.killedByUs || x.startFailed || (!x.crashed && x.exitCode == 0)) return;
@@ -325,7 +323,10 @@ void LocalBackend::finalize() {
   store()->flush();
   // The rank's last words may have arrived on its socket after its exit was seen.
   RunController::Failure& f = failure();
-  if (hasFailure() && f.errorMessage.isEmpty()) f.errorMessage = rankErrors()[f.rank];
+  if (hasFailure() && f.errorMessage.isEmpty()) {
+    f.errorMessage = QString::fromStdString(rankErrors()[f.rank].message);
+    f.peerLost = rankErrors()[f.rank].peer;
+  }
   if (hasFailure()) blameThePeerThatDiedFirst();
   if (hasFailure() && restartIfDue()) return;
 

@@ -40,8 +40,9 @@ class LocalBackend : public RunBackend {
   void beginStopping();
   void onRankFinished(int rank);
   void recordFailure(const RankProcess& p);
-  // When the recorded failure is a rank that only saw a peer exit first ("rank 1 (pid 42) died",
-  // the shared-memory communicator's words) and that peer failed too, the peer is the cause.
+  // When the recorded failure is a rank that only saw a peer exit first (its `error` message's
+  // `peer`: the shared-memory communicator found that rank gone) and that peer failed too, the
+  // peer is the cause.
   void blameThePeerThatDiedFirst();
   void maybeFinish();
   void finalize();

@@ -77,7 +77,7 @@ class RunBackend : public QObject {
   RunController::Failure& failure() const { return run_.failure_; }
   QString& launcherStatus() const { return run_.launcher_status_; }
   std::vector<bool>& connected() const { return run_.connected_; }
-  const std::vector<QString>& rankErrors() const { return run_.rank_errors_; }
+  const std::vector<wire::Error>& rankErrors() const { return run_.rank_errors_; }
   const std::vector<bool>& rankStopped() const { return run_.rank_stopped_; }
   // The controller's steps of a run (run_controller.h).
   void beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history,

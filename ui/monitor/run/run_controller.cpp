@@ -163,7 +163,7 @@ void RunController::resetRun(int world) {
   grace_timer_.stop();
   launcher_status_.clear();
   connected_.assign(world, false);
-  rank_errors_.assign(world, QString());
+  rank_errors_.assign(world, wire::Error{-1, {}, -1});
   rank_stopped_.assign(world, false);
   stop_requested_ = false;
   stop_signal_ = 0;
@@ -207,7 +207,7 @@ void RunController::beginFollowing(const QString& where, const RunSpec& spec) {
 void RunController::beginRestart() {
   const int world = int(connected_.size());
   connected_.assign(world, false);
-  rank_errors_.assign(world, QString());
+  rank_errors_.assign(world, wire::Error{-1, {}, -1});
   rank_stopped_.assign(world, false);
   has_failure_ = false;
   failure_ = Failure();
@@ -219,7 +219,7 @@ void RunController::beginRestart() {
 void RunController::growWorld(int world) {
   if (world <= int(connected_.size())) return;
   connected_.resize(world, false);
-  rank_errors_.resize(world);
+  rank_errors_.resize(world, wire::Error{-1, {}, -1});
   rank_stopped_.resize(world, false);
   spec_.nproc = world;
   store_->setWorld(world);
@@ -326,7 +326,7 @@ void RunController::onMessages(const std::vector<wire::Message>& messages,
         setState(State::Stopping);
       if (ev->event == "stopped") rank_stopped_[rank] = true;
     } else if (const auto* er = std::get_if<wire::Error>(&m)) {
-      rank_errors_[rank] = QString::fromStdString(er->message);
+      rank_errors_[rank] = *er;
     } else if (std::holds_alternative<wire::Step>(m)) {
       trained_ = true;
       if (state_ == State::Starting) setState(State::Running);

@@ -92,6 +92,7 @@ class RunController : public QObject {
     int signal = 0;          // when it was killed by a signal
     QString what;            // "rank 1 exited with code 3"
     QString errorMessage;    // the rank's last `error` wire message, if any
+    int peerLost = -1;       // that message's `peer`: the rank whose loss made this one fail
     QStringList stderrTail;  // its last stderr lines
     QString node;            // the host it ran on (Slurm runs)
     bool rejected = false;   // Slurm refused the job (bad input: nothing ran)
@@ -295,8 +296,8 @@ class RunController : public QObject {
   QString launcher_status_;
   bool attached_ = false;  // see isAttached()
   std::vector<bool> connected_;
-  std::vector<QString> rank_errors_;  // last error message per rank
-  std::vector<bool> rank_stopped_;    // the rank reported "stopped"
+  std::vector<wire::Error> rank_errors_;  // last error message per rank (rank -1: none)
+  std::vector<bool> rank_stopped_;        // the rank reported "stopped"
   QTimer grace_timer_;
   bool stop_requested_ = false;
   int stop_signal_ = 0;  // noteStopSignal()
