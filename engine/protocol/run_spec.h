@@ -25,9 +25,9 @@ struct RunSpec {
   // The forward's precision: fp32, or autocast to bf16 (CPU and CUDA) or fp16 (CUDA, with a
   // dynamic loss scale). Parameters, gradients and the optimizer stay float32 (docs/gpu.md).
   std::string precision = "fp32";
-  int nproc = 1;               // ranks on this machine (monitor / headless only)
-  int batch_size = 4;          // per rank, per micro-step
-  int accum_steps = 1;         // micro-steps per optimizer step
+  int nproc = 1;        // ranks on this machine (monitor / headless only)
+  int batch_size = 4;   // per rank, per micro-step
+  int accum_steps = 1;  // micro-steps per optimizer step
   // Before training, the largest micro-batch (a divisor of batch_size x accum_steps, at most
   // batch_size) that fits in every rank's memory is found, and the accumulation steps set so the
   // effective batch stays batch_size x accum_steps per rank (docs/gpu.md).

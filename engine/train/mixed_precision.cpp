@@ -1,5 +1,7 @@
 #include "mixed_precision.h"
 
+#include <cstdio>
+
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
@@ -91,6 +93,20 @@ bool LossScaler::unscale(const std::vector<torch::Tensor>& gradients) const {
     g.mul_(inverse);
   }
   return !bad.defined() || bad.item<std::int64_t>() == 0;
+}
+
+std::string LossScaler::skipped_line(std::int64_t step) const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "step %lld skipped: fp16 gradients overflowed; loss scale now %g (%lld skipped "
+                "so far)",
+                static_cast<long long>(step), state_.scale, static_cast<long long>(state_.skipped));
+  return buf;
+}
+
+std::vector<wire::Gauge> LossScaler::gauges(double time, std::int64_t step) const {
+  return {wire::Gauge{0, "loss_scale", scale(), "", time, step},
+          wire::Gauge{0, "skipped_steps", static_cast<double>(state_.skipped), "", time, step}};
 }
 
 void LossScaler::update(bool stepped) {

@@ -12,6 +12,8 @@
 
 #include <torch/types.h>
 
+#include "wire.h"
+
 namespace ddpdesk {
 
 class Task;
@@ -72,6 +74,13 @@ class LossScaler {
 
   const State& state() const { return state_; }
   void restore(const State& s) { state_ = s; }
+
+  // Rank 0's line for a skipped step: "step 12 skipped: fp16 gradients overflowed; loss scale
+  // now 32768 (1 skipped so far)".
+  std::string skipped_line(std::int64_t step) const;
+  // The scale and the skipped count as rank 0's gauges `loss_scale` and `skipped_steps`: each
+  // gets a chart, as a script's scalars do.
+  std::vector<wire::Gauge> gauges(double time, std::int64_t step) const;
 
  private:
   bool enabled_;

@@ -27,6 +27,7 @@
 #include "run_report.h"
 #include "sampler.h"
 #include "step_clock.h"
+#include "step_diagnostics.h"
 #include "task.h"
 #include "telemetry.h"
 #include "window_plan.h"
@@ -39,36 +40,13 @@ double now_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-std::string hash_params(const std::vector<torch::Tensor>& params) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over every parameter's bytes
-  for (const auto& p : params) {
-    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
-    auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
-    for (std::int64_t i = 0, n = c.numel() * c.element_size(); i < n; ++i) {
-      h ^= bytes[i];
-      h *= 1099511628211ULL;
-    }
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-// Dropout and any other randomness in the model: a stream per rank (masks differ between
-// ranks, as they do under PyTorch DDP) and per optimizer step, so a resumed run draws exactly
-// what an uninterrupted one would, without carrying every rank's generator state.
-std::uint64_t step_seed(std::int64_t seed, int rank, std::int64_t step) {
-  std::uint64_t x = static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^
-                    (static_cast<std::uint64_t>(rank) << 32) ^ static_cast<std::uint64_t>(step);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finaliser
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 // The training loop and the run's bookkeeping; everything with a purpose of its own lives in
-// the files named in trainer.h.
+// the files named in trainer.h. In this file, in order: run() (the never-throwing outcome),
+// set_up() and --fit-batch, an out-of-memory's ending, train() (epochs), train_window() (one
+// optimizer step: micro-batches, sync, fp16's scale, the stop vote), the step message,
+// validation, checkpoints, the stop, the progress and summary lines, then the members.
 class Trainer {
  public:
   explicit Trainer(const TrainerOptions& o)
@@ -301,7 +279,11 @@ class Trainer {
     ++pos_.window;
     ++pos_.step;
     pos_.samples += global_n;
-    if (scaler_.enabled()) scale_update(finite);
+    if (scaler_.enabled()) {
+      scaler_.update(finite);
+      if (!finite && env_.rank == 0)
+        std::fprintf(stderr, "ddpdesk-worker[0] %s\n", scaler_.skipped_line(pos_.step).c_str());
+    }
     // On CUDA, reading values back costs a device sync: do it on log steps only (every rank alike,
     // so the stop agreement still holds). On CPU it is free, so every step.
     const bool log_step = pos_.step % spec_.log_interval == 0 || pos_.window == plan_.windows();
@@ -353,35 +335,14 @@ class Trainer {
     s.times = clock_.take();
     if (o_.settings.debug_steps) {
       s.collectives = comm_ ? comm_->collectives() : 0;
-      s.param_hash = hash_params(params_);
-      if (!buffers_.empty()) {
-        std::vector<torch::Tensor> b;
-        for (const auto& nb : buffers_) b.push_back(nb.tensor);
-        s.buffer_hash = hash_params(b);
-      }
+      s.param_hash = hash_tensors(params_);
+      if (!buffers_.empty()) s.buffer_hash = hash_tensors(buffers_);
     }
     last_global_loss_ = s.global_loss;
     send(s);
-    if (scaler_.enabled() && env_.rank == 0) send_scale();
+    if (scaler_.enabled() && env_.rank == 0)
+      for (const wire::Gauge& g : scaler_.gauges(s.time, s.step)) send(g);
     progress(s);
-  }
-
-  // fp16: the loss scale after this window, and a line for a skipped step.
-  void scale_update(bool stepped) {
-    scaler_.update(stepped);
-    if (stepped || env_.rank != 0) return;
-    std::fprintf(stderr,
-                 "ddpdesk-worker[0] step %lld skipped: fp16 gradients overflowed; loss scale "
-                 "now %g (%lld skipped so far)\n",
-                 static_cast<long long>(pos_.step), scaler_.scale(),
-                 static_cast<long long>(scaler_.state().skipped));
-  }
-  // The loss scale and the skipped steps as gauges: each gets a chart, as a script's scalars do.
-  void send_scale() {
-    const double t = run_time();
-    send(wire::Gauge{0, "loss_scale", scaler_.scale(), "", t, pos_.step});
-    send(wire::Gauge{0, "skipped_steps", static_cast<double>(scaler_.state().skipped), "", t,
-                     pos_.step});
   }
 
   void validate() {

@@ -5,7 +5,8 @@
 //  - running (run()): the epochs, validation, checkpoints, the coordinated stop and the summary.
 //    It never throws: whatever goes wrong is a Failed result, whatever the exception's type.
 // The parts live in their own files: device_choice, communicator_choice, replica_sync, resume,
-// evaluation, run_checkpoints, run_report, fault_injection; the loop is trainer.cpp.
+// evaluation, run_checkpoints, run_report, fault_injection, mixed_precision, batch_fit,
+// oom_report, gpu_memory, step_diagnostics; the loop is trainer.cpp.
 #pragma once
 
 #include <atomic>

@@ -69,15 +69,33 @@ class TestScriptRank : public QObject {
     s.precision = "bf16";
     s.script_args =
         "--bs {batch_size} --accum={accum_steps} --epochs {epochs} --lr {lr} --seed {seed} "
-        "--amp {precision} --world {nproc} --out {run_dir}/ckpt --resume '{resume}' --keep {notone} {";
+        "--amp {precision} --world {nproc} --out {run_dir}/ckpt --resume '{resume}' --keep "
+        "{notone} {";
     const QString runDir = QStringLiteral("/runs/my run");  // a blank: still one word
     const ScriptRank r = scriptRank(s, runDir, QStringLiteral("/runs/old"));
     QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
     QCOMPARE(r.program, QStringLiteral("python3"));
-    QCOMPARE(r.arguments,
-             (QStringList{"/work/train.py", "--bs", "16", "--accum=4", "--epochs", "2", "--lr",
-                          "0.001", "--seed", "7", "--amp", "bf16", "--world", "3", "--out", "/runs/my run/ckpt",
-                          "--resume", "/runs/old", "--keep", "{notone}", "{"}));
+    QCOMPARE(r.arguments, (QStringList{"/work/train.py",
+                                       "--bs",
+                                       "16",
+                                       "--accum=4",
+                                       "--epochs",
+                                       "2",
+                                       "--lr",
+                                       "0.001",
+                                       "--seed",
+                                       "7",
+                                       "--amp",
+                                       "bf16",
+                                       "--world",
+                                       "3",
+                                       "--out",
+                                       "/runs/my run/ckpt",
+                                       "--resume",
+                                       "/runs/old",
+                                       "--keep",
+                                       "{notone}",
+                                       "{"}));
     QCOMPARE(r.workdir, runDir);
   }
 

@@ -41,9 +41,9 @@ ScriptRank scriptRank(const RunSpec& spec, const QString& runDir, const QString&
 
 // What every rank of a script run is told, whoever starts it (here, or srun through a batch
 // script): TORCHELASTIC_RUN_ID (`runId`), TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS;
-// DDPDESK_BATCH_SIZE, DDPDESK_ACCUM_STEPS, DDPDESK_EPOCHS, DDPDESK_LR, DDPDESK_SEED, DDPDESK_PRECISION,
-// DDPDESK_RUN_DIR, DDPDESK_RESUME (set only when resuming); PYTHONUNBUFFERED=1 so the script's
-// prints reach the log and the charts as they are made. In that order.
+// DDPDESK_BATCH_SIZE, DDPDESK_ACCUM_STEPS, DDPDESK_EPOCHS, DDPDESK_LR, DDPDESK_SEED,
+// DDPDESK_PRECISION, DDPDESK_RUN_DIR, DDPDESK_RESUME (set only when resuming); PYTHONUNBUFFERED=1
+// so the script's prints reach the log and the charts as they are made. In that order.
 std::vector<std::pair<QString, QString>> scriptRunVariables(const RunSpec& spec,
                                                             const QString& runDir,
                                                             const QString& resume,
