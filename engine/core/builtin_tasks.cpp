@@ -12,12 +12,14 @@ namespace {
 class BuiltinTask final : public Task {
  public:
   BuiltinTask(std::shared_ptr<TaskModel> model, std::unique_ptr<Dataset> train,
-              std::unique_ptr<Dataset> eval, std::int64_t eval_batch, bool classification)
+              std::unique_ptr<Dataset> eval, std::int64_t eval_batch, bool classification,
+              bool capturable)
       : model_(std::move(model)),
         train_(std::move(train)),
         eval_(std::move(eval)),
         eval_batch_(eval_batch),
-        classification_(classification) {}
+        classification_(classification),
+        capturable_(capturable) {}
 
   const Dataset& train_data() const override { return *train_; }
   const Dataset* eval_data() const override { return eval_.get(); }
@@ -46,6 +48,7 @@ class BuiltinTask final : public Task {
   }
   bool classification() const override { return classification_; }
   bool draws_random_numbers() const override { return false; }  // no dropout in these models
+  bool capturable() const override { return capturable_; }
 
   TaskSummary summary() const override {
     TaskSummary s;
@@ -72,6 +75,7 @@ class BuiltinTask final : public Task {
   std::unique_ptr<Dataset> train_, eval_;
   std::int64_t eval_batch_;
   bool classification_;
+  bool capturable_;
 };
 
 }  // namespace
@@ -96,9 +100,10 @@ std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device
   torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
   auto model = make_model(spec.task);
   model->to(device);
-  const bool classification = find_task(spec.task) && find_task(spec.task)->classification;
+  const TaskInfo* info = find_task(spec.task);
   return std::make_unique<BuiltinTask>(std::move(model), std::move(train), std::move(eval),
-                                       eval_batch, classification);
+                                       eval_batch, info && info->classification,
+                                       info && info->capturable);
 }
 
 }  // namespace ddpdesk

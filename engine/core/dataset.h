@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ class Dataset {
   virtual std::int64_t size() const = 0;
   // Collates the samples at `indices` (any order, repeats allowed) into one batch on the CPU.
   virtual Batch batch(const std::vector<std::int64_t>& indices) const = 0;
+  // The whole set as one collated batch, sample i in row i, where it is held that way
+  // (Fashion-MNIST); none where samples are made on demand. A graphed run (graphed_step.h) copies
+  // it to the GPU once and gathers its micro-batches there.
+  virtual std::optional<Batch> whole() const { return std::nullopt; }
 };
 
 // The seed task: sample i (i in [first, first + n)) has a length that is a multiple of 11 in

@@ -129,6 +129,14 @@ class FmnistDataset final : public Dataset {
     return out;
   }
 
+  std::optional<Batch> whole() const override {
+    Batch all;
+    all.input = images_;
+    all.target = labels_;
+    all.size = n_;
+    return all;
+  }
+
  private:
   std::int64_t n_ = 0;
   torch::Tensor images_;  // [N, 1, 28, 28] float, normalised

@@ -89,6 +89,10 @@ class Task {
   // generator per rank and per step (about a microsecond, which the seed task's 0.1 ms steps
   // need not pay).
   virtual bool draws_random_numbers() const = 0;
+  // Whether a training micro-step may be recorded as a CUDA graph (--cuda-graph): the catalog's
+  // `capturable` (fixed-shape samples; forward and loss read nothing back to the host and draw
+  // no random numbers).
+  virtual bool capturable() const { return false; }
 
   virtual TaskSummary summary() const = 0;
   // Writes the trained model as a file a person can use elsewhere (the user's task: TorchScript

@@ -32,6 +32,7 @@ struct RunSpec {
   // batch_size) that fits in every rank's memory is found, and the accumulation steps set so the
   // effective batch stays batch_size x accum_steps per rank (docs/gpu.md).
   bool fit_batch = false;
+  bool cuda_graph = false;  // record the training step as CUDA graphs (graphed_step.h)
   int epochs = 1;
   double lr = 1e-3;
   double weight_decay = 0.0;
@@ -194,6 +195,9 @@ struct TaskInfo {
   bool classification;         // reports accuracy (for "script": decided by the loss)
   bool user_files;             // trains the user's model and data files (model, train_data, ...)
   bool python_script = false;  // the ranks run the user's Python script, not ddpdesk-worker
+  // Fixed-shape samples, a forward that reads nothing back and draws no random numbers: a
+  // training micro-step can be recorded as a CUDA graph (RunSpec::cuda_graph).
+  bool capturable = false;
 };
 const std::vector<TaskInfo>& task_catalog();
 const TaskInfo* find_task(const std::string& name);

@@ -100,13 +100,20 @@ bool read_faults(const EnvLookup& get, FaultSettings* f, std::string* error) {
     f->oom_rank = static_cast<int>(rank);
     f->oom_step = step;
   }
+  if (const std::string v = text(get, "DDPDESK_FAULT_GRAPHED_CPU"); !v.empty()) {
+    if (v != "0" && v != "1") {
+      *error = invalid("DDPDESK_FAULT_GRAPHED_CPU", v, "must be 0 or 1");
+      return false;
+    }
+    f->graphed_cpu = v == "1";
+  }
   return true;
 }
 #else
 bool read_faults(const EnvLookup& get, FaultSettings*, std::string* error) {
   for (const char* name :
        {"DDPDESK_FAULT_NAN_AT_STEP", "DDPDESK_FAULT_KILL_IN_CHECKPOINT", "DDPDESK_FAULT_SLOW_RANK",
-        "DDPDESK_FAULT_HOLD_RANK", "DDPDESK_FAULT_OOM_ABOVE"}) {
+        "DDPDESK_FAULT_HOLD_RANK", "DDPDESK_FAULT_OOM_ABOVE", "DDPDESK_FAULT_GRAPHED_CPU"}) {
     if (!text(get, name).empty()) {
       *error = invalid(name, text(get, name),
                        "fault injection is not built in (configure with "

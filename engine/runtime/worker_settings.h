@@ -27,6 +27,8 @@ struct FaultSettings {
   int oom_rank = -1;            //   N samples throws CUDA's out-of-memory error, on that rank
   std::int64_t oom_step = 1;    //   (* or unset: every rank, -1 here) from optimizer step STEP
                                 //   (1-based) on; N 0: every forward
+  bool graphed_cpu = false;     // DDPDESK_FAULT_GRAPHED_CPU=1: a CPU rank trains on --cuda-graph's
+                                //   path, nothing recorded (graphed_step.h)
 };
 
 // Whether this build reads FaultSettings (CMake option DDPDESK_FAULT_INJECTION).

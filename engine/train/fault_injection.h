@@ -45,6 +45,14 @@ class FaultInjection {
 #endif
     return loss;
   }
+  // The --cuda-graph path on a CPU rank, nothing recorded (graphed_step.h).
+  bool graphed_cpu() const {
+#ifdef DDPDESK_FAULT_INJECTION
+    return f_.graphed_cpu;
+#else
+    return false;
+#endif
+  }
   // A device too small: a forward on more than the configured number of samples, on the
   // configured rank (or every rank) from the configured optimizer step (1-based) on, throws the
   // error a CUDA out-of-memory throws.
@@ -70,7 +78,7 @@ class FaultInjection {
 
  private:
   FaultSettings f_;
-  int rank_;
+  [[maybe_unused]] int rank_;  // unread in a build without the faults
 };
 
 }  // namespace ddpdesk

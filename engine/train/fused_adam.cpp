@@ -31,30 +31,44 @@ FusedAdam::FusedAdam(std::vector<torch::Tensor> params, AdamOptions o)
     exp_avg_.push_back(torch::zeros_like(p));
     exp_avg_sq_.push_back(torch::zeros_like(p));
   }
+  if (!params_.empty() && (o_.tensor_ops || !params_[0].is_cpu())) {
+    neg_step_size_ = torch::zeros({}, params_[0].options());
+    inv_sqrt_bc2_t_ = torch::zeros({}, params_[0].options());
+  }
 }
 
-void FusedAdam::step() {
+void FusedAdam::begin_step() {
   torch::NoGradGuard no_grad;
   ++step_;
   const double bc1 = 1.0 - std::pow(o_.beta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(o_.beta2, static_cast<double>(step_));
-  const double step_size = o_.lr / bc1;
+  step_size_ = static_cast<float>(o_.lr / bc1);
+  inv_sqrt_bc2_ = static_cast<float>(1.0 / std::sqrt(bc2));
+  if (neg_step_size_.defined()) {  // a fill is a kernel with the value as its argument: no copy
+    neg_step_size_.fill_(-step_size_);
+    inv_sqrt_bc2_t_.fill_(inv_sqrt_bc2_);
+  }
+}
+
+void FusedAdam::update() {
+  torch::NoGradGuard no_grad;
   for (std::size_t k = 0; k < params_.size(); ++k) {
     torch::Tensor p = params_[k].detach();
     const torch::Tensor& g = params_[k].grad();
     if (!g.defined()) continue;
-    if (p.is_cpu() && g.is_contiguous()) {
+    if (!neg_step_size_.defined() && g.is_contiguous()) {
       adam_update(p.data_ptr<float>(), g.data_ptr<float>(), exp_avg_[k].data_ptr<float>(),
                   exp_avg_sq_[k].data_ptr<float>(), p.numel(), static_cast<float>(o_.beta1),
-                  static_cast<float>(o_.beta2), static_cast<float>(o_.weight_decay),
-                  static_cast<float>(step_size), static_cast<float>(1.0 / std::sqrt(bc2)),
-                  static_cast<float>(o_.eps));
-    } else {  // CUDA: the same formula with tensor ops
+                  static_cast<float>(o_.beta2), static_cast<float>(o_.weight_decay), step_size_,
+                  inv_sqrt_bc2_, static_cast<float>(o_.eps));
+    } else {  // the loop's formula with tensor ops
+      if (!neg_step_size_.defined())
+        throw std::logic_error("FusedAdam: a non-contiguous gradient on the CPU loop's path");
       torch::Tensor grad = o_.weight_decay != 0 ? g.add(p, o_.weight_decay) : g;
       exp_avg_[k].mul_(o_.beta1).add_(grad, 1 - o_.beta1);
       exp_avg_sq_[k].mul_(o_.beta2).addcmul_(grad, grad, 1 - o_.beta2);
-      torch::Tensor denom = (exp_avg_sq_[k].sqrt() / std::sqrt(bc2)).add_(o_.eps);
-      p.addcdiv_(exp_avg_[k], denom, -step_size);
+      torch::Tensor denom = exp_avg_sq_[k].sqrt().mul_(inv_sqrt_bc2_t_).add_(o_.eps);
+      p.addcdiv_(exp_avg_[k] * neg_step_size_, denom);
     }
   }
 }

@@ -22,6 +22,9 @@ struct AdamOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.0;
+  // The update as tensor operations reading the step's bias corrections from tensors (what a
+  // CUDA rank always does; a CPU test asks for it to compare it with the loop).
+  bool tensor_ops = false;
 };
 
 class FusedAdam {
@@ -29,8 +32,16 @@ class FusedAdam {
   FusedAdam(std::vector<torch::Tensor> params, AdamOptions o);
 
   // Uses each parameter's .grad. Parameters must be contiguous float32 (CPU or CUDA; on CUDA the
-  // update falls back to tensor ops).
-  void step();
+  // update is done with tensor ops). step() is begin_step() then update(): begin_step() counts
+  // the step and sets its bias corrections — for the tensor ops into two tensors on the
+  // parameters' device, so update() queues the same operations on the same tensors at every step
+  // and a CUDA graph recorded from it (graphed_step.h) replays any later step.
+  void step() {
+    begin_step();
+    update();
+  }
+  void begin_step();
+  void update();
 
   std::int64_t steps() const { return step_; }
   void save(torch::serialize::OutputArchive& ar) const;
@@ -42,6 +53,8 @@ class FusedAdam {
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
   AdamOptions o_;
   std::int64_t step_ = 0;
+  float step_size_ = 0, inv_sqrt_bc2_ = 0;        // this step's, for the loop
+  torch::Tensor neg_step_size_, inv_sqrt_bc2_t_;  // this step's, for the tensor ops (0-dim)
 };
 
 }  // namespace ddpdesk

@@ -19,6 +19,7 @@
 #include "fused_adam.h"
 #include "gpu_memory.h"
 #include "grad_sync.h"
+#include "graphed_step.h"
 #include "mixed_precision.h"
 #include "oom_report.h"
 #include "replica_sync.h"
@@ -133,6 +134,14 @@ class Trainer {
         overlap_communication(env_, cuda, o_.settings, std::thread::hardware_concurrency());
     sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap);
     if (spec_.fit_batch) fit_micro_batch();
+    if (spec_.cuda_graph || faults_.graphed_cpu()) {
+      graphed_ = std::make_unique<GraphedStep>(task_, device_, precision_, *optimizer_, plan_.batch,
+                                               spec_.cuda_graph);
+      if (spec_.cuda_graph && !graphed_->recording() && env_.rank == 0)
+        std::fprintf(stderr,
+                     "ddpdesk-worker[0] CUDA graphs: this worker was built without CUDA graph "
+                     "support; the step runs unrecorded\n");
+    }
   }
 
   // --fit-batch (batch_fit.h): the micro-batch and accumulation every rank agreed on. A resumed
@@ -211,6 +220,7 @@ class Trainer {
     send(started);
     for (; pos_.epoch < spec_.epochs; ++pos_.epoch, pos_.window = 0) {
       auto indices = distributed_indices(sampler_, pos_.epoch);
+      if (graphed_) graphed_->set_order(indices);
       for (; pos_.window < plan_.windows();) {
         StepOutcome out = train_window(indices);
         if (out == StepOutcome::NonFinite)
@@ -240,8 +250,9 @@ class Trainer {
     clock_.begin();
 
     if (seed_rng_) torch::manual_seed(step_seed(spec_.seed, env_.rank, pos_.step));
-    torch::Tensor window_loss = torch::zeros({}, torch::TensorOptions().device(device_));
-    for (std::int64_t m = m0; m < m1; ++m) {
+    torch::Tensor window_loss = graphed_ ? graphed_window(m0, m1, scale)
+                                         : torch::zeros({}, torch::TensorOptions().device(device_));
+    for (std::int64_t m = m0; m < m1 && !graphed_; ++m) {
       auto first = indices.begin() + plan_.micro_begin(m);
       auto last = indices.begin() + plan_.micro_end(m);
       micro_n_ = last - first;  // for an out-of-memory's line (the batch's copy to the GPU too)
@@ -257,22 +268,27 @@ class Trainer {
       window_loss += loss.detach();
       clock_.mark(StepClock::Forward);
       const bool boundary = m + 1 == m1;
-      if (boundary) {
-        // Contributions that ride along with the last gradient bucket's allreduce.
-        torch::Tensor extras = sync_->extras();
-        extras[GradSync::kLossSum].copy_(window_loss);
-        extras[GradSync::kStopVotes].fill_(o_.stop_requested && o_.stop_requested->load() ? 1 : 0);
-      }
+      if (boundary) set_extras(window_loss);
       sync_->set_boundary(boundary);
       (loss * (scale * scaler_.scale())).backward();
       clock_.mark(StepClock::Backward);
     }
     micro_n_ = 0;
+    if (graphed_) {  // the buckets' hooks stayed disarmed: every bucket is reduced now
+      set_extras(window_loss);
+      sync_->set_boundary(true);
+    }
     sync_->finish_window();
     clock_.mark(StepClock::Comm);
     // fp16: every rank holds the same reduced gradients, so every rank skips alike.
     const bool finite = scaler_.unscale(sync_->gradient_buffers());
-    if (finite) optimizer_->step();
+    if (finite && graphed_) {
+      graphed_->optimizer_step();
+      if (const std::string line = graphed_->take_recorded_line(); !line.empty() && env_.rank == 0)
+        std::fprintf(stderr, "ddpdesk-worker[0] %s\n", line.c_str());
+    } else if (finite) {
+      optimizer_->step();
+    }
     clock_.mark(StepClock::Optimizer);
     if (comm_) broadcast_buffers(*comm_, buffers_);
 
@@ -315,6 +331,26 @@ class Trainer {
     if (outcome == StepOutcome::Ok && env_.rank == 0 && checkpoints_.due(pos_.step, now_s()))
       write_checkpoint();
     return outcome;
+  }
+
+  // Contributions that ride along with the last gradient bucket's allreduce.
+  void set_extras(const torch::Tensor& window_loss) {
+    torch::Tensor extras = sync_->extras();
+    extras[GradSync::kLossSum].copy_(window_loss);
+    extras[GradSync::kStopVotes].fill_(o_.stop_requested && o_.stop_requested->load() ? 1 : 0);
+  }
+
+  // --cuda-graph's micro-steps (graphed_step.h): the window's micro-batches, forward and
+  // backward together (a replay cannot be split, so the step clock counts both as backward).
+  torch::Tensor graphed_window(std::int64_t m0, std::int64_t m1, double scale) {
+    graphed_->begin_window(scale * scaler_.scale());
+    for (std::int64_t m = m0; m < m1; ++m) {
+      micro_n_ = plan_.micro_end(m) - plan_.micro_begin(m);
+      faults_.out_of_memory(micro_n_, pos_.step + 1);
+      graphed_->micro_step(plan_.micro_begin(m), plan_.micro_end(m));
+      clock_.mark(StepClock::Backward);
+    }
+    return graphed_->window_loss();
   }
 
   void send_step(const torch::Tensor& window_loss, std::int64_t local_n, double global_sum,
@@ -463,7 +499,8 @@ class Trainer {
   StepClock clock_;
   std::unique_ptr<FusedAdam> optimizer_;
   std::unique_ptr<Communicator> comm_;
-  std::unique_ptr<GradSync> sync_;  // declared after comm_: destroyed first
+  std::unique_ptr<GradSync> sync_;        // declared after comm_: destroyed first
+  std::unique_ptr<GraphedStep> graphed_;  // --cuda-graph's step; null: the ordinary one
   TrainPosition pos_;
   std::string resumed_from_;
   std::string fit_line_;      // --fit-batch's outcome, for the started event

@@ -164,6 +164,17 @@ class TestRunSpec : public QObject {
     QTest::newRow("fit_batch python")
         << R"({"task":"python","script":"train.py","fit_batch":1})"
         << "invalid fit_batch '1': must be 0 for task python (the script sets its own batch)";
+    QTest::newRow("cuda_graph on cpu")
+        << R"({"cuda_graph":1})"
+        << "invalid cuda_graph '1': must be 0 on device cpu (CUDA graphs need cuda)";
+    QTest::newRow("cuda_graph seed")
+        << R"({"device":"cuda","cuda_graph":1})"
+        << "invalid cuda_graph '1': must be 0 for task seed (only fixed-shape built-in tasks are "
+           "recorded: fmnist-mlp, fmnist-cnn)";
+    QTest::newRow("cuda_graph script")
+        << R"({"device":"cuda","task":"script","model":"m.pt","train_data":"d.safetensors","cuda_graph":1})"
+        << "invalid cuda_graph '1': must be 0 for task script (only fixed-shape built-in tasks are "
+           "recorded: fmnist-mlp, fmnist-cnn)";
     QTest::newRow("system too fast")
         << R"({"system_interval":0.05})"
         << "invalid system_interval '0.05': must be 0 (off) or a number from 0.1 to 3600";
@@ -253,11 +264,17 @@ class TestRunSpec : public QObject {
     QVERIFY(apply_fields({{"fit_batch", "1"}}, fit).empty());
     QVERIFY(fit.fit_batch);
     QVERIFY(validate(fit).empty());
+    RunSpec graphed;
+    QVERIFY(apply_fields({{"device", "cuda"}, {"task", "fmnist-cnn"}, {"cuda_graph", "1"}}, graphed)
+                .empty());
+    QVERIFY(graphed.cuda_graph);
+    QVERIFY(validate(graphed).empty());
+    QCOMPARE(to_json(RunSpec())["cuda_graph"], nlohmann::json(0));
     bool listed = false;
     for (const FieldInfo& f : run_spec_fields()) {
-      QCOMPARE(f.boolean, std::string(f.key) == "tensorboard" ||
-                              std::string(f.key) == "slurm_requeue" ||
-                              std::string(f.key) == "fit_batch");
+      QCOMPARE(f.boolean,
+               std::string(f.key) == "tensorboard" || std::string(f.key) == "slurm_requeue" ||
+                   std::string(f.key) == "fit_batch" || std::string(f.key) == "cuda_graph");
       listed = listed || f.boolean;
     }
     QVERIFY(listed);

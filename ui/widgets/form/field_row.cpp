@@ -64,6 +64,7 @@ QString FieldRow::labelFor(const QString& key) {
       {QStringLiteral("batch_size"), QObject::tr("Batch size")},
       {QStringLiteral("accum_steps"), QObject::tr("Accumulation steps")},
       {QStringLiteral("fit_batch"), QObject::tr("Fit micro-batch to memory")},
+      {QStringLiteral("cuda_graph"), QObject::tr("CUDA graphs")},
       {QStringLiteral("epochs"), QObject::tr("Epochs")},
       {QStringLiteral("lr"), QObject::tr("Learning rate")},
       {QStringLiteral("weight_decay"), QObject::tr("Weight decay")},

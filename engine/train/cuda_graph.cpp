@@ -1,0 +1,89 @@
+#include "cuda_graph.h"
+
+#include <stdexcept>
+
+#ifdef DDPDESK_HAVE_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace ddpdesk {
+
+#ifdef DDPDESK_HAVE_CUDA
+
+struct CudaGraph::Impl {
+  at::cuda::CUDAGraph graph;
+  bool captured = false;
+};
+
+bool CudaGraph::available() {
+  return true;
+}
+
+CudaGraph::CudaGraph() : impl_(std::make_unique<Impl>()) {}
+CudaGraph::~CudaGraph() = default;
+
+void CudaGraph::run_then_capture(int device, const std::function<void()>& work) {
+  if (impl_->captured) throw std::logic_error("CudaGraph: already captured");
+  c10::cuda::CUDAGuard on_device(static_cast<c10::DeviceIndex>(device));
+  // Whole-device synchronisation around both, once per graph: simpler than events, and the side
+  // stream then starts after everything the default stream queued and leaves nothing behind.
+  c10::cuda::device_synchronize();
+  {
+    c10::cuda::CUDAStreamGuard on_side(
+        c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device)));
+    work();
+    c10::cuda::device_synchronize();
+    impl_->graph.capture_begin();
+    try {
+      work();
+    } catch (...) {
+      try {
+        impl_->graph.capture_end();  // ends the stream's recording; the error to report is work's
+      } catch (...) {
+      }
+      throw;
+    }
+    impl_->graph.capture_end();
+  }
+  c10::cuda::device_synchronize();
+  impl_->captured = true;
+}
+
+bool CudaGraph::captured() const {
+  return impl_->captured;
+}
+
+void CudaGraph::replay() {
+  if (!impl_->captured) throw std::logic_error("CudaGraph: replay before capture");
+  impl_->graph.replay();
+}
+
+#else
+
+struct CudaGraph::Impl {};
+
+bool CudaGraph::available() {
+  return false;
+}
+
+CudaGraph::CudaGraph() = default;
+CudaGraph::~CudaGraph() = default;
+
+void CudaGraph::run_then_capture(int, const std::function<void()>&) {
+  throw std::logic_error("CudaGraph: this build has no CUDA");
+}
+
+bool CudaGraph::captured() const {
+  return false;
+}
+
+void CudaGraph::replay() {
+  throw std::logic_error("CudaGraph: this build has no CUDA");
+}
+
+#endif
+
+}  // namespace ddpdesk

@@ -1,0 +1,38 @@
+// One piece of GPU work recorded once as a CUDA graph and replayed as a single launch
+// (--cuda-graph, graphed_step.h). The work is a function that only queues device operations on
+// fixed tensors: recording runs its host code once more without running its kernels, so it must
+// change no host state and read nothing back. CUDA builds only (DDPDESK_HAVE_CUDA); elsewhere
+// available() is false and nothing is ever recorded.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+namespace ddpdesk {
+
+class CudaGraph {
+ public:
+  // Whether this build can record graphs at all.
+  static bool available();
+
+  CudaGraph();
+  ~CudaGraph();
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+
+  // Runs `work` for real, then records it. Both on a stream of their own, as PyTorch's
+  // torch.cuda.graph does (the real run there initialises what a first use on that stream
+  // initialises, so the recording holds none of it), ordered after everything queued before and
+  // finished before this returns, on GPU `device`. Throws where running or recording fails
+  // (work that reads a value back cannot be recorded); the stream's recording is ended then.
+  void run_then_capture(int device, const std::function<void()>& work);
+  bool captured() const;
+  // Queues the recorded work once more on the current stream.
+  void replay();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ddpdesk

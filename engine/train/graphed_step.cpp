@@ -1,0 +1,115 @@
+#include "graphed_step.h"
+
+#include <ATen/ATen.h>
+
+#include "fused_adam.h"
+#include "task.h"
+
+namespace ddpdesk {
+
+GraphedStep::GraphedStep(Task& task, const torch::Device& device, Precision precision,
+                         FusedAdam& optimizer, std::int64_t micro, bool record)
+    : task_(task),
+      device_(device),
+      precision_(precision),
+      optimizer_(optimizer),
+      micro_(micro),
+      record_(record && CudaGraph::available()) {
+  if (std::optional<Batch> all = task.train_data().whole()) {
+    whole_ = *all;
+    whole_.input = whole_.input.to(device);
+    whole_.target = whole_.target.to(device);
+  }
+  const auto scalar = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  window_loss_ = torch::zeros({}, scalar);
+  multiplier_ = torch::zeros({}, scalar);
+}
+
+GraphedStep::~GraphedStep() = default;
+
+void GraphedStep::set_order(const std::vector<std::int64_t>& indices) {
+  if (whole_.input.defined()) {
+    order_ = torch::tensor(indices, torch::kLong).to(device_);
+  } else {
+    order_host_ = indices;
+  }
+}
+
+void GraphedStep::begin_window(double loss_multiplier) {
+  window_loss_.zero_();
+  multiplier_.fill_(loss_multiplier);
+}
+
+Batch& GraphedStep::buffers(std::int64_t n) {
+  auto it = buffers_.find(n);
+  if (it != buffers_.end()) return it->second;
+  Batch b;
+  b.size = n;
+  if (whole_.input.defined()) {
+    auto shape = whole_.input.sizes().vec();
+    shape[0] = n;
+    b.input = torch::empty(shape, whole_.input.options());
+    shape = whole_.target.sizes().vec();
+    shape[0] = n;
+    b.target = torch::empty(shape, whole_.target.options());
+  }
+  return buffers_.emplace(n, std::move(b)).first->second;
+}
+
+void GraphedStep::micro_step(std::int64_t begin, std::int64_t end) {
+  const std::int64_t n = end - begin;
+  Batch& b = buffers(n);
+  if (whole_.input.defined()) {
+    const torch::Tensor idx = order_.narrow(0, begin, n);
+    at::index_select_out(b.input, whole_.input, 0, idx);
+    at::index_select_out(b.target, whole_.target, 0, idx);
+  } else {
+    Batch cpu = task_.train_data().batch(
+        std::vector<std::int64_t>(order_host_.begin() + begin, order_host_.begin() + end));
+    if (!b.input.defined()) {
+      b.input = torch::empty(cpu.input.sizes(), cpu.input.options().device(device_));
+      b.target = torch::empty(cpu.target.sizes(), cpu.target.options().device(device_));
+    }
+    b.input.copy_(cpu.input);
+    b.target.copy_(cpu.target);
+  }
+  // Recorded from the second window on (the first one initialised what a first step does).
+  if (record_ && n == micro_ && steps_ >= 1) {
+    if (micro_graph_.captured()) {
+      micro_graph_.replay();
+    } else {
+      micro_graph_.run_then_capture(device_.index(), [this, &b] { run_micro(b); });
+    }
+    return;
+  }
+  run_micro(b);
+}
+
+void GraphedStep::run_micro(const Batch& b) {
+  torch::Tensor loss = task_.loss_sum(precision_forward(task_, b, precision_, device_), b);
+  window_loss_.add_(loss.detach());
+  (loss * multiplier_).backward();
+}
+
+void GraphedStep::optimizer_step() {
+  optimizer_.begin_step();
+  if (record_ && steps_ >= 1) {
+    if (optimizer_graph_.captured()) {
+      optimizer_graph_.replay();
+    } else {
+      optimizer_graph_.run_then_capture(device_.index(), [this] { optimizer_.update(); });
+    }
+  } else {
+    optimizer_.update();
+  }
+  ++steps_;
+}
+
+std::string GraphedStep::take_recorded_line() {
+  if (said_ || !micro_graph_.captured() || !optimizer_graph_.captured()) return {};
+  said_ = true;
+  return "CUDA graphs: the micro-step of " + std::to_string(micro_) +
+         " samples and the optimizer update recorded; replayed from now on";
+}
+
+}  // namespace ddpdesk
