@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
 #endif
 
 namespace ddpdesk {
@@ -36,7 +37,15 @@ void CudaGraph::run_then_capture(int device, const std::function<void()>& work) 
         c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device)));
     work();
     c10::cuda::device_synchronize();
+    // Thread-local where LibTorch can ask for it (2.1 on): the recording then forbids risky CUDA
+    // calls on this thread only, not on the telemetry's or the communicator's threads (in the
+    // global mode a CUDA call there would end the recording with an error). Backward's kernels,
+    // queued by autograd's own thread onto this stream, are recorded either way.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    impl_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
     impl_->graph.capture_begin();
+#endif
     try {
       work();
     } catch (...) {
