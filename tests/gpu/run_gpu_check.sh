@@ -2,7 +2,8 @@
 # GPU check, for a machine with an NVIDIA GPU and PyTorch 2.x but no Qt and no package access.
 # Builds ddpdesk-worker against that PyTorch's LibTorch (NCCL on), then runs fmnist-cnn with
 # --device cuda (world=1 through the NCCL communicator) beside the Python reference on the same
-# GPU and prints both throughputs, in fp32, bf16 and fp16 (against torch.autocast and GradScaler);
+# GPU and prints both throughputs, in fp32, bf16 and fp16 (against torch.autocast and GradScaler)
+# and with --cuda-graph (its losses step by step against the unrecorded run's);
 # trains a user TorchScript task on CUDA; checks that a CUDA rank
 # sends its GPU's system gauges (NVML), and that two ranks on one GPU fail with a clear error.
 #
@@ -61,6 +62,46 @@ for b in 64 512; do
     "$w" --task fmnist-cnn --device cuda --batch-size $b --epochs 2 --lr 1e-3
   step "python-cnn-b$b" 180 rank0 29532 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 $b
 done
+
+# --cuda-graph: the same run with its micro-step and optimizer update recorded as CUDA graphs.
+# Throughput beside the unrecorded worker's and PyTorch's (the aim: at least twice PyTorch eager
+# at batch 64). Then two short runs, recorded and not, every step logged: the recording must be
+# announced, and the losses must agree step by step (step 1 runs unrecorded in both, step 2 is
+# the first replayed micro-step, step 3 follows the first replayed update) — to 1e-4, since a
+# GPU's atomics may round differently from run to run.
+step worker-cnn-b64-graph 180 rank0 29537 env DDPDESK_FORCE_COMM=1 \
+  "$w" --task fmnist-cnn --device cuda --batch-size 64 --epochs 2 --lr 1e-3 --cuda-graph
+graph_steps() {
+  local mode
+  for mode in graph eager; do
+    rank0 29538 env DDPDESK_FORCE_COMM=1 "$w" --task fmnist-cnn --device cuda --batch-size 64 \
+      --accum-steps 2 --dataset-size 3200 --epochs 1 --lr 1e-3 --log-interval 1 \
+      --metrics-file "$logs/steps-$mode.jsonl" $([ $mode = graph ] && echo --cuda-graph) \
+      >"$logs/steps-$mode.out" 2>&1 || { tail -n 5 "$logs/steps-$mode.out"; return 1; }
+  done
+  grep -q "CUDA graphs: the micro-step of 64 samples and the optimizer update recorded" \
+    "$logs/steps-graph.out" || { echo "no recording was announced"; return 1; }
+  python3 - "$logs" <<'PY'
+import json, re, sys
+logs = sys.argv[1]
+def losses(mode):
+    return [m["global_loss"] for m in map(json.loads, open(f"{logs}/steps-{mode}.jsonl"))
+            if m.get("type") == "step"]
+g, e = losses("graph"), losses("eager")
+assert len(g) == len(e) == 25, (len(g), len(e))
+worst = max(abs(a - b) / abs(b) for a, b in zip(g, e))
+print(f"25 steps, recorded against unrecorded: worst relative loss difference {worst:.2e}")
+assert worst <= 1e-4, list(zip(g, e))
+def figures(name):
+    text = open(f"{logs}/{name}.log").read()
+    return float(re.findall(r"samples_per_s=([0-9.e+-]+)", text)[-1])
+gs, es, ps = (figures(n) for n in ("worker-cnn-b64-graph", "worker-cnn-b64", "python-cnn-b64"))
+print(f"batch 64: graphed {gs:.0f} samples/s, unrecorded {es:.0f}, PyTorch {ps:.0f}: "
+      f"graphed/PyTorch {gs / ps:.2f}x, graphed/unrecorded {gs / es:.2f}x")
+PY
+}
+export -f graph_steps
+step cuda-graph-steps 120 graph_steps
 
 # Mixed precision beside PyTorch's autocast (fp16 with GradScaler) on the same GPU: both finish,
 # their final losses within 25 % of each other (one batch's loss: noisy), throughput side by side.
