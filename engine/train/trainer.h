@@ -6,7 +6,8 @@
 //    It never throws: whatever goes wrong is a Failed result, whatever the exception's type.
 // The parts live in their own files: device_choice, communicator_choice, replica_sync, resume,
 // evaluation, run_checkpoints, run_report, fault_injection, mixed_precision, batch_fit,
-// oom_report, gpu_memory, step_diagnostics; the loop is trainer.cpp.
+// oom_report, gpu_memory, step_diagnostics, graphed_step; the Trainer itself is trainer_impl.h
+// (its state, and which of trainer.cpp, trainer_setup.cpp and trainer_reports.cpp holds what).
 #pragma once
 
 #include <atomic>
