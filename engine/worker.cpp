@@ -181,6 +181,7 @@ nlohmann::json check_summary(const RunSpec& spec, const Task& task) {
           {"output_shape", s.output_shape},
           {"loss", spec.task == "script" ? spec.loss : std::string("built-in")},
           {"classification", task.classification()},
+          {"draws_random_numbers", task.draws_random_numbers()},
           {"warnings", s.warnings}};
 }
 

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "file_sink.h"
+#include "module_graph_check.h"
 #include "run_spec.h"
 #include "script_version.h"
 #include "task.h"
 #include "tensor_file.h"
-#include "traced_module_check.h"
 
 namespace ddpdesk {
 namespace {
@@ -123,6 +123,13 @@ class TensorDataset final : public Dataset {
     b.size = static_cast<std::int64_t>(indices.size());
     return b;
   }
+  std::optional<Batch> whole() const override {
+    Batch all;
+    all.input = data_.inputs.to(input_type_);
+    all.target = data_.targets.to(target_type_);
+    all.size = data_.inputs.size(0);
+    return all;
+  }
   const TensorPair& tensors() const { return data_; }
 
  private:
@@ -213,7 +220,10 @@ class ScriptTask final : public Task {
     return -1;
   }
   bool classification() const override { return spec_.is_classification(); }
-  bool draws_random_numbers() const override { return true; }  // the module may use dropout
+  // Read from the module's graph at load (module_graph_check.h): dropout and the like.
+  bool draws_random_numbers() const override { return draws_random_; }
+  // Its samples have fixed shapes (one tensor each); what a CUDA graph cannot hold is randomness.
+  bool capturable() const override { return !draws_random_; }
 
   TaskSummary summary() const override {
     TaskSummary s;
@@ -296,6 +306,9 @@ class ScriptTask final : public Task {
       bad("loss", spec_.loss,
           "the module has no per_sample_loss(output, target) method (add one with "
           "@torch.jit.export)");
+    draws_random_ = ::ddpdesk::draws_random_numbers(
+        module_, spec_.loss == "model" ? std::vector<std::string>{"forward", "per_sample_loss"}
+                                       : std::vector<std::string>{"forward"});
   }
 
   void check_targets(const torch::Tensor& t, const std::string& field, const std::string& path) {
@@ -406,6 +419,7 @@ class ScriptTask final : public Task {
   TensorInfo input_info_, target_info_;
   std::vector<std::int64_t> output_shape_;
   std::vector<std::string> warnings_;
+  bool draws_random_ = true;
 };
 
 }  // namespace

@@ -195,8 +195,9 @@ struct TaskInfo {
   bool classification;         // reports accuracy (for "script": decided by the loss)
   bool user_files;             // trains the user's model and data files (model, train_data, ...)
   bool python_script = false;  // the ranks run the user's Python script, not ddpdesk-worker
-  // Fixed-shape samples, a forward that reads nothing back and draws no random numbers: a
-  // training micro-step can be recorded as a CUDA graph (RunSpec::cuda_graph).
+  // Fixed-shape samples and a forward that reads nothing back: a training micro-step can be
+  // recorded as a CUDA graph (RunSpec::cuda_graph) unless the model draws random numbers
+  // (Task::capturable decides that: the user's model by its graph).
   bool capturable = false;
 };
 const std::vector<TaskInfo>& task_catalog();

@@ -107,7 +107,8 @@ const std::vector<Field>& fields() {
        }},
       {"cuda_graph", Kind::Bool,
        "record each training micro-step and optimizer step once as CUDA graphs and replay them "
-       "(fixed-shape tasks on cuda: fmnist-mlp, fmnist-cnn; 1 or given alone: on; 0: off)",
+       "(cuda; fmnist-mlp, fmnist-cnn, and script models that draw no random numbers; 1 or "
+       "given alone: on; 0: off)",
        [](const RunSpec& s) { return json(s.cuda_graph ? 1 : 0); },
        [](RunSpec& s, const json& v) { s.cuda_graph = v.get<int>() != 0; },
        [](const RunSpec& s) -> std::string {
@@ -115,10 +116,12 @@ const std::vector<Field>& fields() {
          if (s.device != "cuda")
            return "must be 0 on device " + s.device + " (CUDA graphs need cuda)";
          const TaskInfo* t = find_task(s.task);
-         if (t && !t->capturable)
-           return "must be 0 for task " + s.task +
-                  " (only fixed-shape built-in tasks are recorded: fmnist-mlp, fmnist-cnn)";
-         return {};
+         if (!t || t->capturable) return {};
+         std::vector<std::string> recorded;
+         for (const TaskInfo& c : task_catalog())
+           if (c.capturable) recorded.push_back(c.name);
+         return "must be 0 for task " + s.task + " (recorded: " + join(recorded) +
+                ", whose samples have fixed shapes)";
        }},
       INT_FIELD(epochs, "epochs", "passes over the training set", 1, 100000),
       {"lr", Kind::Real, "Adam learning rate", [](const RunSpec& s) { return json(s.lr); },

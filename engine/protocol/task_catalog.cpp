@@ -12,7 +12,7 @@ const std::vector<TaskInfo>& task_catalog() {
       {"seed", "the seed script's regression: variable-length samples, masked max", false, false},
       {"fmnist-mlp", "Fashion-MNIST, 784-512-256-10 MLP", true, false, false, true},
       {"fmnist-cnn", "Fashion-MNIST, two conv layers + two linear", true, false, false, true},
-      {"script", "your TorchScript model on your tensor data", false, true},
+      {"script", "your TorchScript model on your tensor data", false, true, false, true},
       {"python", "your Python DDP training script, started as torchrun starts it", false, false,
        true},
   };

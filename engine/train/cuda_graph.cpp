@@ -48,14 +48,18 @@ void CudaGraph::run_then_capture(int device, const std::function<void()>& work) 
 #endif
     try {
       work();
-    } catch (...) {
+    } catch (const std::exception& e) {
       try {
         impl_->graph.capture_end();  // ends the stream's recording; the error to report is work's
       } catch (...) {
       }
-      throw;
+      throw CaptureFailed(e.what());
     }
-    impl_->graph.capture_end();
+    try {
+      impl_->graph.capture_end();
+    } catch (const std::exception& e) {
+      throw CaptureFailed(e.what());
+    }
   }
   c10::cuda::device_synchronize();
   impl_->captured = true;

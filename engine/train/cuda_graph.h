@@ -7,8 +7,16 @@
 
 #include <functional>
 #include <memory>
+#include <stdexcept>
 
 namespace ddpdesk {
+
+// The recording failed (work that reads a value back, or an operation CUDA cannot record); the
+// real run before it had finished, so nothing of the step is lost.
+class CaptureFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class CudaGraph {
  public:
@@ -23,8 +31,8 @@ class CudaGraph {
   // Runs `work` for real, then records it. Both on a stream of their own, as PyTorch's
   // torch.cuda.graph does (the real run there initialises what a first use on that stream
   // initialises, so the recording holds none of it), ordered after everything queued before and
-  // finished before this returns, on GPU `device`. Throws where running or recording fails
-  // (work that reads a value back cannot be recorded); the stream's recording is ended then.
+  // finished before this returns, on GPU `device`. The real run's errors are thrown as they
+  // are; a failed recording as CaptureFailed, its stream's recording ended.
   void run_then_capture(int device, const std::function<void()>& work);
   bool captured() const;
   // Queues the recorded work once more on the current stream.

@@ -78,7 +78,11 @@ void GraphedStep::micro_step(std::int64_t begin, std::int64_t end) {
     if (micro_graph_.captured()) {
       micro_graph_.replay();
     } else {
-      micro_graph_.run_then_capture(device_.index(), [this, &b] { run_micro(b); });
+      try {
+        micro_graph_.run_then_capture(device_.index(), [this, &b] { run_micro(b); });
+      } catch (const CaptureFailed& e) {
+        stop_recording(e);
+      }
     }
     return;
   }
@@ -97,7 +101,11 @@ void GraphedStep::optimizer_step() {
     if (optimizer_graph_.captured()) {
       optimizer_graph_.replay();
     } else {
-      optimizer_graph_.run_then_capture(device_.index(), [this] { optimizer_.update(); });
+      try {
+        optimizer_graph_.run_then_capture(device_.index(), [this] { optimizer_.update(); });
+      } catch (const CaptureFailed& e) {
+        stop_recording(e);
+      }
     }
   } else {
     optimizer_.update();
@@ -105,11 +113,24 @@ void GraphedStep::optimizer_step() {
   ++steps_;
 }
 
-std::string GraphedStep::take_recorded_line() {
-  if (said_ || !micro_graph_.captured() || !optimizer_graph_.captured()) return {};
-  said_ = true;
-  return "CUDA graphs: the micro-step of " + std::to_string(micro_) +
-         " samples and the optimizer update recorded; replayed from now on";
+// The real run had finished when the recording failed: the step goes on, and every later one
+// runs unrecorded (a recording that did succeed is dropped with the rest, for one rule).
+void GraphedStep::stop_recording(const std::exception& e) {
+  record_ = false;
+  const std::string what = e.what();
+  line_ = "CUDA graphs: the step could not be recorded (" + what.substr(0, what.find('\n')) +
+          "); it runs unrecorded from now on";
+}
+
+std::string GraphedStep::take_line() {
+  if (record_ && !said_ && micro_graph_.captured() && optimizer_graph_.captured()) {
+    said_ = true;
+    line_ = "CUDA graphs: the micro-step of " + std::to_string(micro_) +
+            " samples and the optimizer update recorded; replayed from now on";
+  }
+  std::string out;
+  out.swap(line_);
+  return out;
 }
 
 }  // namespace ddpdesk

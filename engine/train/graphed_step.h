@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,11 +59,13 @@ class GraphedStep {
   void optimizer_step();
   // Whether this object records (a CUDA build asked to); false: the same path unrecorded.
   bool recording() const { return record_; }
-  // Once both graphs are recorded, rank 0's line saying so (then empty again); empty otherwise.
-  std::string take_recorded_line();
+  // A line for rank 0 to say, once: both graphs recorded, or the recording failed and the step
+  // runs unrecorded from now on. Empty otherwise.
+  std::string take_line();
 
  private:
   Batch& buffers(std::int64_t n);
+  void stop_recording(const std::exception& e);
   void run_micro(const Batch& b);
 
   Task& task_;
@@ -79,6 +82,7 @@ class GraphedStep {
   std::int64_t steps_ = 0;                  // optimizer steps taken through this object
   CudaGraph micro_graph_, optimizer_graph_;
   bool said_ = false;
+  std::string line_;  // for take_line()
 };
 
 }  // namespace ddpdesk

@@ -106,7 +106,7 @@ Trainer::StepOutcome Trainer::train_window(const std::vector<std::int64_t>& indi
   const bool finite = scaler_.unscale(sync_->gradient_buffers());
   if (finite && graphed_) {
     graphed_->optimizer_step();
-    if (const std::string line = graphed_->take_recorded_line(); !line.empty() && env_.rank == 0)
+    if (const std::string line = graphed_->take_line(); !line.empty() && env_.rank == 0)
       std::fprintf(stderr, "ddpdesk-worker[0] %s\n", line.c_str());
   } else if (finite) {
     optimizer_->step();

@@ -56,6 +56,7 @@ class Trainer {
   // --fit-batch (batch_fit.h): the micro-batch and accumulation every rank agreed on. A resumed
   // run fits again (it may run on other GPUs); the windows hold the same samples either way.
   void fit_micro_batch();
+  void set_up_cuda_graphs();
   // An out-of-memory in a forward or backward leaves the parameters and optimizer state those of
   // the last optimizer step, equal on every rank: this rank writes that step's checkpoint itself
   // (its peers fail when it is gone). Anywhere else (the optimizer) nothing is claimed.

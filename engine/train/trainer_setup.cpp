@@ -75,14 +75,25 @@ void Trainer::set_up() {
       overlap_communication(env_, cuda, o_.settings, std::thread::hardware_concurrency());
   sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap);
   if (spec_.fit_batch) fit_micro_batch();
-  if (spec_.cuda_graph || faults_.graphed_cpu()) {
+  set_up_cuda_graphs();
+}
+
+// --cuda-graph (graphed_step.h), where the task allows a recording; the reason where it runs
+// unrecorded. The test-only DDPDESK_FAULT_GRAPHED_CPU takes the same path unrecorded on a CPU.
+void Trainer::set_up_cuda_graphs() {
+  const char* unrecorded = nullptr;
+  if (spec_.cuda_graph && !task_.capturable())
+    unrecorded =
+        "the model draws random numbers (dropout and the like), which a recording would "
+        "draw alike at every step";
+  else if (spec_.cuda_graph || faults_.graphed_cpu())
     graphed_ = std::make_unique<GraphedStep>(task_, device_, precision_, *optimizer_, plan_.batch,
                                              spec_.cuda_graph);
-    if (spec_.cuda_graph && !graphed_->recording() && env_.rank == 0)
-      std::fprintf(stderr,
-                   "ddpdesk-worker[0] CUDA graphs: this worker was built without CUDA graph "
-                   "support; the step runs unrecorded\n");
-  }
+  if (spec_.cuda_graph && graphed_ && !graphed_->recording())
+    unrecorded = "this worker was built without CUDA";
+  if (unrecorded && env_.rank == 0)
+    std::fprintf(stderr, "ddpdesk-worker[0] CUDA graphs: %s; the step runs unrecorded\n",
+                 unrecorded);
 }
 
 void Trainer::fit_micro_batch() {

@@ -62,6 +62,20 @@ const std::vector<std::string> kAccepted = {
     "traced-batch_norm_1d_no_running_stats",
 };
 
+// Of the accepted models, those whose training step draws no random numbers (--cuda-graph may
+// record them): norms, and dropout whose probability is zero (a constant of the module).
+const std::vector<std::string> kDeterministic = {
+    "scripted-batch_norm_1d",
+    "scripted-batch_norm_1d_no_running_stats",
+    "scripted-batch_norm_2d",
+    "scripted-batch_norm_3d",
+    "scripted-instance_norm_1d",
+    "scripted-instance_norm_1d_running_stats",
+    "scripted-instance_norm_2d_running_stats",
+    "traced-dropout_zero",
+    "traced-batch_norm_1d_no_running_stats",
+};
+
 // Traced classifiers whose layer's mode is fixed (make_layer_models.py's TRACED): refused.
 const std::vector<std::string> kRefused = {
     "traced-dropout",
@@ -155,7 +169,7 @@ class UserTaskLayers : public ::testing::Test {
   }
 
   // `ddpdesk-worker --check` of one model on the token data.
-  static RankRun check(const std::string& model) {
+  static RankRun check(const std::string& model, const std::string& data = "tokens.safetensors") {
     LaunchOptions o;
     o.args = {"--check",
               "--task",
@@ -163,14 +177,15 @@ class UserTaskLayers : public ::testing::Test {
               "--model",
               fixtures_ + "/" + model,
               "--train-data",
-              fixtures_ + "/tokens.safetensors"};
+              fixtures_ + "/" + data};
     o.timeout_s = 60;
     return launch_ranks(o);
   }
 
   // Step messages of each rank of a transformer run.
   static std::vector<std::vector<json>> train(int world, int batch, int accum, int epochs,
-                                              std::vector<json>* evals = nullptr) {
+                                              std::vector<json>* evals = nullptr,
+                                              bool graphed = false) {
     const std::string dir = temp_dir("usertask-layers-run");
     LaunchOptions o;
     o.world = world;
@@ -185,6 +200,7 @@ class UserTaskLayers : public ::testing::Test {
               "--metrics-file", dir + "/m{rank}.jsonl"};
     o.args.insert(o.args.end(), kCommon.begin(), kCommon.end());
     o.env = {{"DDPDESK_DEBUG_STEPS", "1"}};
+    if (graphed) o.env["DDPDESK_FAULT_GRAPHED_CPU"] = "1";
     o.timeout_s = 120;
     const RankRun r = launch_ranks(o);
     EXPECT_FALSE(r.timed_out);
@@ -219,6 +235,10 @@ TEST_F(UserTaskLayers, LayersThatFollowTheModePassTheModelCheck) {
     EXPECT_EQ(r.exit_codes[0], 0) << r.stderr_text[0];
     const json said = json::parse(r.stdout_text[0], nullptr, false);
     EXPECT_TRUE(!said.is_discarded() && said.value("ok", false)) << r.stdout_text[0];
+    // Every other one samples: dropout of every kind (attention's and an RNN's too), RReLU.
+    const bool random =
+        std::find(kDeterministic.begin(), kDeterministic.end(), name) == kDeterministic.end();
+    EXPECT_EQ(said.value("draws_random_numbers", !random), random) << r.stdout_text[0];
   }
 }
 
@@ -298,4 +318,27 @@ TEST_F(UserTaskLayers, TransformerAccumulationEqualsOneBigBatch) {
   }
   std::printf("transformer, world 2 x 4 x 2 vs world 1 x 16: max |difference| %g\n", worst);
   EXPECT_NE(acc[0].front()["global_loss"], acc[0].back()["global_loss"]);
+}
+
+// --cuda-graph's path for the user's model (without recording: the test-only
+// DDPDESK_FAULT_GRAPHED_CPU on CPU ranks): the transformer (dropout 0, so it draws no random
+// numbers and may be recorded: attention's dropout probability is an attribute of the module)
+// trains bitwise as on the ordinary path, its data gathered from one copy.
+TEST_F(UserTaskLayers, TransformerOnTheGraphedPathTrainsBitwiseAsOrdinary) {
+  if (!DDPDESK_FAULTS_BUILT) GTEST_SKIP() << "built without DDPDESK_FAULT_INJECTION";
+  const RankRun c = check("transformer.pt", "transformer-train.safetensors");
+  ASSERT_EQ(c.exit_codes[0], 0) << c.stderr_text[0];
+  const json said = json::parse(c.stdout_text[0], nullptr, false);
+  EXPECT_EQ(said.value("draws_random_numbers", true), false) << c.stdout_text[0];
+  const auto ordinary = train(kWorld, kBatch, kAccum, 1);
+  const auto graphed = train(kWorld, kBatch, kAccum, 1, nullptr, true);
+  for (int k = 0; k < kWorld; ++k) {
+    ASSERT_EQ(ordinary[k].size(), 16u);
+    ASSERT_EQ(graphed[k].size(), ordinary[k].size());
+    for (std::size_t i = 0; i < ordinary[k].size(); ++i) {
+      EXPECT_EQ(graphed[k][i]["global_loss"], ordinary[k][i]["global_loss"]) << "step " << i + 1;
+      EXPECT_EQ(graphed[k][i]["param_hash"], ordinary[k][i]["param_hash"]) << "step " << i + 1;
+      EXPECT_EQ(graphed[k][i]["time_ms"]["forward"], 0.0) << "the graphed path did not run";
+    }
+  }
 }

@@ -169,12 +169,12 @@ class TestRunSpec : public QObject {
         << "invalid cuda_graph '1': must be 0 on device cpu (CUDA graphs need cuda)";
     QTest::newRow("cuda_graph seed")
         << R"({"device":"cuda","cuda_graph":1})"
-        << "invalid cuda_graph '1': must be 0 for task seed (only fixed-shape built-in tasks are "
-           "recorded: fmnist-mlp, fmnist-cnn)";
-    QTest::newRow("cuda_graph script")
-        << R"({"device":"cuda","task":"script","model":"m.pt","train_data":"d.safetensors","cuda_graph":1})"
-        << "invalid cuda_graph '1': must be 0 for task script (only fixed-shape built-in tasks are "
-           "recorded: fmnist-mlp, fmnist-cnn)";
+        << "invalid cuda_graph '1': must be 0 for task seed (recorded: fmnist-mlp, fmnist-cnn, "
+           "script, whose samples have fixed shapes)";
+    QTest::newRow("cuda_graph python")
+        << R"({"device":"cuda","task":"python","script":"train.py","cuda_graph":1})"
+        << "invalid cuda_graph '1': must be 0 for task python (recorded: fmnist-mlp, fmnist-cnn, "
+           "script, whose samples have fixed shapes)";
     QTest::newRow("system too fast")
         << R"({"system_interval":0.05})"
         << "invalid system_interval '0.05': must be 0 (off) or a number from 0.1 to 3600";
