@@ -6,6 +6,11 @@
 #include "task.h"
 
 namespace ddpdesk {
+namespace {
+
+constexpr std::size_t kWholeOnDevice = std::size_t{2} << 30;  // 2 GiB
+
+}  // namespace
 
 GraphedStep::GraphedStep(Task& task, const torch::Device& device, Precision precision,
                          FusedAdam& optimizer, std::int64_t micro, bool record)
@@ -15,7 +20,10 @@ GraphedStep::GraphedStep(Task& task, const torch::Device& device, Precision prec
       optimizer_(optimizer),
       micro_(micro),
       record_(record && CudaGraph::available()) {
-  if (std::optional<Batch> all = task.train_data().whole()) {
+  // Up to kWholeOnDevice bytes the training set lives on the device; a larger one is gathered on
+  // the CPU and copied per micro-batch (a copy the recording does not hold).
+  std::optional<Batch> all = task.train_data().whole();
+  if (all && all->input.nbytes() + all->target.nbytes() <= kWholeOnDevice) {
     whole_ = *all;
     whole_.input = whole_.input.to(device);
     whole_.target = whole_.target.to(device);
@@ -64,14 +72,19 @@ void GraphedStep::micro_step(std::int64_t begin, std::int64_t end) {
     at::index_select_out(b.input, whole_.input, 0, idx);
     at::index_select_out(b.target, whole_.target, 0, idx);
   } else {
-    Batch cpu = task_.train_data().batch(
+    const Batch cpu = task_.train_data().batch(
         std::vector<std::int64_t>(order_host_.begin() + begin, order_host_.begin() + end));
-    if (!b.input.defined()) {
-      b.input = torch::empty(cpu.input.sizes(), cpu.input.options().device(device_));
-      b.target = torch::empty(cpu.target.sizes(), cpu.target.options().device(device_));
-    }
-    b.input.copy_(cpu.input);
-    b.target.copy_(cpu.target);
+    // Into the buffers of this size: the same shapes for a recordable task every time (a task of
+    // varying shapes, run on this path only by the CPU test, gets new ones when they change).
+    const auto into = [this](torch::Tensor& buffer, const torch::Tensor& from) {
+      if (!from.defined()) return;
+      if (!buffer.defined() || !buffer.sizes().equals(from.sizes()))
+        buffer = torch::empty(from.sizes(), from.options().device(device_));
+      buffer.copy_(from);
+    };
+    into(b.input, cpu.input);
+    into(b.lengths, cpu.lengths);
+    into(b.target, cpu.target);
   }
   // Recorded from the second window on (the first one initialised what a first step does).
   if (record_ && n == micro_ && steps_ >= 1) {

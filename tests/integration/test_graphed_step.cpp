@@ -68,3 +68,11 @@ TEST(GraphedStep, Bf16CnnTrainsBitwiseAsTheOrdinaryPath) {
                         "--accum-steps", "2", "--epochs", "1", "--precision", "bf16"},
                        3);
 }
+
+// A data set without a whole-tensor form (the seed task's generated samples) goes through the
+// path that gathers on the CPU and copies into the buffers: the same steps again.
+TEST(GraphedStep, DataGatheredOnTheCpuTrainsBitwiseAsTheOrdinaryPath) {
+  expect_bitwise_equal({"--task", "seed", "--dataset-size", "200", "--batch-size", "8",
+                        "--accum-steps", "2", "--epochs", "1"},
+                       7);
+}
