@@ -60,6 +60,10 @@ class Communicator {
   virtual void allreduce_sum(torch::Tensor t) = 0;
   virtual void broadcast(torch::Tensor t, int root) = 0;
   virtual void barrier() = 0;
+  // Throws the reason when a collective failed after its call returned (NCCL: its watchdog found
+  // an error or a timeout and aborted the communicator, which also ends the waits on it). Call
+  // after reading a reduced value back to the host, so a partial sum is never taken for one.
+  virtual void throw_if_failed() {}
 
   // Collectives started since creation (each prepared start() counts once). Tests use it to check
   // that non-boundary micro-steps issue none.

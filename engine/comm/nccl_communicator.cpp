@@ -1,17 +1,29 @@
-// NCCL, called directly, one GPU per rank. Collectives run on a dedicated non-blocking stream;
-// events order them after the gradients (produced on LibTorch's default stream) and order the
-// optimizer step after them, so communication overlaps the rest of backward. Uses only the CUDA
-// runtime API, so it builds against CPU-only LibTorch headers too (CI has no GPU).
+// The Communicator over NCCL, called directly, one GPU per rank: the rendezvous through the store,
+// prepared allreduces for the gradient buckets and the blocking collectives. The communicator
+// itself, its stream, its watchdog and its release are NcclComm's (nccl_comm.h). Reviewed against
+// PyTorch's ProcessGroupNCCL (docs/gpu.md, "NCCL, reviewed against PyTorch's ProcessGroupNCCL").
+//
+// Collectives run on NcclComm's non-blocking stream, after the work queued so far on the
+// caller's current CUDA stream; wait() orders the current stream after them, so communication
+// overlaps the rest of backward.
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <unistd.h>
 
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "communicator.h"
+#include "nccl_comm.h"
 #include "store.h"
 
 namespace ddpdesk {
@@ -21,14 +33,7 @@ void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 void check_nccl(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) {
-    std::string msg = std::string(what) + ": " + ncclGetErrorString(r);
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0)
-    if (const char* last = ncclGetLastError(nullptr); last && *last)
-      msg += std::string(" (") + last + ")";
-#endif
-    throw std::runtime_error(msg);
-  }
+  if (r != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(r));
 }
 
 ncclDataType_t nccl_type(const torch::Tensor& t) {
@@ -42,15 +47,25 @@ ncclDataType_t nccl_type(const torch::Tensor& t) {
   }
 }
 
-// LibTorch's default CUDA stream is the legacy null stream.
-constexpr cudaStream_t kComputeStream = nullptr;
+cudaEvent_t new_event() {
+  cudaEvent_t e{};
+  check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  return e;
+}
 
 class NcclAllreduce : public PreparedAllreduce {
  public:
-  NcclAllreduce(ncclComm_t comm, cudaStream_t stream, torch::Tensor buf, std::int64_t& counter)
-      : comm_(comm), stream_(stream), buffer_(std::move(buf)), counter_(counter) {
-    check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "cudaEventCreate");
-    check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate");
+  NcclAllreduce(std::shared_ptr<NcclComm> comm, torch::Tensor buf, std::int64_t& counter)
+      : comm_(std::move(comm)), buffer_(std::move(buf)), counter_(counter) {
+    // The buffer is read and written on the NCCL stream: the caching allocator must not give its
+    // memory to another tensor until the NCCL stream is done with it (ProcessGroupNCCL records
+    // every input the same way).
+    c10::cuda::CUDACachingAllocator::recordStream(
+        buffer_.storage().data_ptr(),
+        c10::cuda::getStreamFromExternal(comm_->stream(),
+                                         static_cast<c10::DeviceIndex>(comm_->device())));
+    ready_ = new_event();
+    done_ = new_event();
   }
   ~NcclAllreduce() override {
     cudaEventDestroy(ready_);
@@ -58,20 +73,23 @@ class NcclAllreduce : public PreparedAllreduce {
   }
   void start() override {
     ++counter_;
-    check_cuda(cudaEventRecord(ready_, kComputeStream), "cudaEventRecord");
-    check_cuda(cudaStreamWaitEvent(stream_, ready_, 0), "cudaStreamWaitEvent");
-    check_nccl(ncclAllReduce(buffer_.data_ptr(), buffer_.data_ptr(), buffer_.numel(), ncclFloat32,
-                             ncclSum, comm_, stream_),
-               "ncclAllReduce");
-    check_cuda(cudaEventRecord(done_, stream_), "cudaEventRecord");
+    comm_->enqueue(
+        ready_, done_,
+        [this](ncclComm_t c, cudaStream_t s) {
+          return ncclAllReduce(buffer_.data_ptr(), buffer_.data_ptr(), buffer_.numel(), ncclFloat32,
+                               ncclSum, c, s);
+        },
+        "ncclAllReduce");
   }
   void wait() override {
-    check_cuda(cudaStreamWaitEvent(kComputeStream, done_, 0), "cudaStreamWaitEvent");
+    comm_->throw_if_failed();
+    const auto device = static_cast<c10::DeviceIndex>(comm_->device());
+    check_cuda(cudaStreamWaitEvent(c10::cuda::getCurrentCUDAStream(device).stream(), done_, 0),
+               "cudaStreamWaitEvent");
   }
 
  private:
-  ncclComm_t comm_;
-  cudaStream_t stream_;
+  std::shared_ptr<NcclComm> comm_;
   torch::Tensor buffer_;
   std::int64_t& counter_;
   cudaEvent_t ready_{};
@@ -110,12 +128,13 @@ class NcclCommunicator : public Communicator {
       if (v.size() != sizeof id) throw std::runtime_error("malformed NCCL id in the store");
       std::memcpy(&id, v.data(), sizeof id);
     }
-    check_nccl(ncclCommInitRank(&comm_, o.env.world, id, o.env.rank), "ncclCommInitRank");
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    comm_ = std::make_shared<NcclComm>(o, id);
+    ready_ = new_event();
+    done_ = new_event();
   }
   ~NcclCommunicator() override {
-    if (stream_) cudaStreamDestroy(stream_);
-    if (comm_) ncclCommDestroy(comm_);
+    cudaEventDestroy(ready_);
+    cudaEventDestroy(done_);
   }
 
   int rank() const override { return env_.rank; }
@@ -125,41 +144,43 @@ class NcclCommunicator : public Communicator {
   std::unique_ptr<PreparedAllreduce> prepare_allreduce(torch::Tensor buffer) override {
     if (!buffer.is_cuda() || !buffer.is_contiguous() || buffer.scalar_type() != torch::kFloat)
       throw std::logic_error("nccl buckets must be contiguous float32 CUDA tensors");
-    return std::make_unique<NcclAllreduce>(comm_, stream_, buffer, collectives_);
+    return std::make_unique<NcclAllreduce>(comm_, buffer, collectives_);
   }
 
   void allreduce_sum(torch::Tensor t) override {
-    ++collectives_;
-    run_blocking([&] {
-      check_nccl(ncclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), nccl_type(t), ncclSum, comm_,
-                               stream_),
-                 "ncclAllReduce");
-    });
+    run_blocking(
+        [&](ncclComm_t c, cudaStream_t s) {
+          return ncclAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), nccl_type(t), ncclSum, c, s);
+        },
+        "ncclAllReduce");
   }
   void broadcast(torch::Tensor t, int root) override {
-    ++collectives_;
-    run_blocking([&] {
-      std::size_t n = t.numel() * (nccl_type(t) == ncclInt8 ? t.element_size() : 1);
-      check_nccl(ncclBroadcast(t.data_ptr(), t.data_ptr(), n, nccl_type(t), root, comm_, stream_),
-                 "ncclBroadcast");
-    });
+    const std::size_t n = t.numel() * (nccl_type(t) == ncclInt8 ? t.element_size() : 1);
+    run_blocking(
+        [&](ncclComm_t c, cudaStream_t s) {
+          return ncclBroadcast(t.data_ptr(), t.data_ptr(), n, nccl_type(t), root, c, s);
+        },
+        "ncclBroadcast");
   }
   void barrier() override {
     auto t = torch::zeros({1}, torch::TensorOptions().device(torch::kCUDA).dtype(torch::kFloat));
     allreduce_sum(t);
   }
+  void throw_if_failed() override { comm_->throw_if_failed(); }
 
  private:
-  template <typename F>
-  void run_blocking(F&& f) {
-    check_cuda(cudaStreamSynchronize(kComputeStream), "cudaStreamSynchronize");
-    f();
-    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  // The host waits for the collective, so `t` outlives its use on the NCCL stream (no
+  // recordStream needed) and work queued after the return is ordered after it.
+  void run_blocking(const NcclComm::Collective& collective, const char* what) {
+    ++collectives_;
+    comm_->enqueue(ready_, done_, collective, what);
+    comm_->wait_host(done_);
   }
 
   RankEnv env_;
-  ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
+  std::shared_ptr<NcclComm> comm_;
+  cudaEvent_t ready_{};
+  cudaEvent_t done_{};
 };
 
 }  // namespace

@@ -130,6 +130,7 @@ Trainer::StepOutcome Trainer::train_window(const std::vector<std::int64_t>& indi
   double global_sum = 0;
   if (check) {
     torch::Tensor ex = sync_->extras().to(torch::kCPU);
+    if (comm_) comm_->throw_if_failed();
     global_sum = ex[GradSync::kLossSum].item<double>();
     const double votes = ex[GradSync::kStopVotes].item<double>();
     if (!std::isfinite(global_sum))

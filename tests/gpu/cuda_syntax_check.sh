@@ -39,6 +39,7 @@ flags=(-std=gnu++17 -fsyntax-only -Wall -Wextra -Werror
 mapfile -t files < <({
   grep -rl --include='*.cpp' -E 'DDPDESK_HAVE_(CUDA|NCCL)' engine
   echo engine/comm/nccl_communicator.cpp
+  echo engine/comm/nccl_comm.cpp
 } | sort -u)
 failed=0
 for f in "${files[@]}"; do
