@@ -73,8 +73,12 @@ class Trainer {
       r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
       r.peer_lost = e.peer();
     } catch (const std::exception& e) {
-      const std::string what = e.what();
-      r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+      if (is_out_of_memory(e)) {  // raised in a TorchScript module: its interpreter's error
+        r = out_of_memory();
+      } else {
+        const std::string what = e.what();
+        r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+      }
     } catch (...) {
       r = {TrainResult::Failed, "unknown error"};
     }
