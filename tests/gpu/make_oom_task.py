@@ -6,9 +6,11 @@ thousand samples needs far more memory than any GPU has while the data stays a f
     python3 tests/gpu/make_oom_task.py --out DIR --samples N --width WIDTH
 
 writes DIR/model.pt (torch.jit.script) and DIR/train.safetensors (N samples of 16 features, 4
-classes). The model: [B, 16] -> Linear, tanh -> [B, 64] -> times a learned vector of WIDTH
-values -> [B, 64, WIDTH] (the wide activation, 256 x WIDTH bytes a sample in float32) -> mean
-over WIDTH -> Linear -> [B, 4]. Its backward holds two or three such tensors at once.
+classes). The model: [B, 16] -> Linear -> [B, 64] -> the outer product with a learned vector
+of WIDTH values -> [B, 64, WIDTH] (the wide activation, 256 x WIDTH bytes a sample in float32)
+-> mean over WIDTH -> Linear -> [B, 4]. The forward and the backward each hold one wide tensor at
+a time. A matrix product and a reduction, no chain of elementwise operations: nothing that
+TorchScript's fuser would compile into a kernel of its own for tensors of billions of elements.
 """
 import argparse
 import os
@@ -29,8 +31,8 @@ class Spread(nn.Module):
         self.head = nn.Linear(64, 4)
 
     def forward(self, x):
-        h = torch.tanh(self.inner(x))
-        wide = h.unsqueeze(2) * self.spread  # [B, 64, width]
+        h = self.inner(x)
+        wide = torch.matmul(h.unsqueeze(2), self.spread.unsqueeze(0))  # [B, 64, 1] @ [1, width]
         return self.head(wide.mean(dim=2))
 
 
