@@ -30,7 +30,8 @@ std::vector<double> local_fits(const std::vector<std::int64_t>& sizes,
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     try {
       trial(sizes[i]);
-    } catch (const c10::OutOfMemoryError&) {
+    } catch (const std::exception& e) {
+      if (!is_out_of_memory(e)) throw;
       continue;
     }
     for (std::size_t j = i; j < sizes.size(); ++j) fits[j] = 1.0;
@@ -70,7 +71,8 @@ void try_micro_batch(const FitTrial& t, std::int64_t size) {
     // The gradient buckets are not armed (set_boundary(false)): the backward launches nothing.
     t.sync->set_boundary(false);
     t.task->loss_sum(precision_forward(*t.task, batch, t.precision, t.device), batch).backward();
-  } catch (const c10::OutOfMemoryError&) {
+  } catch (const std::exception& e) {
+    if (!is_out_of_memory(e)) throw;
     restore();
     release_cached_gpu_memory(t.device);
     throw;

@@ -24,8 +24,9 @@ class GradSync;
 // keeps the window's sample count: micro x (batch x accum / micro) = batch x accum).
 std::vector<std::int64_t> fit_candidates(std::int64_t batch, std::int64_t accum);
 
-// Which of `sizes` (largest first) fit on this rank: `trial` runs one size and throws
-// c10::OutOfMemoryError when it does not fit. Tried largest first until one fits; the smaller
+// Which of `sizes` (largest first) fit on this rank: `trial` runs one size and throws an
+// out-of-memory error (is_out_of_memory, gpu_memory.h) when it does not fit; any other error
+// goes on. Tried largest first until one fits; the smaller
 // ones are then taken to fit too. 1 = fits, 0 = does not.
 std::vector<double> local_fits(const std::vector<std::int64_t>& sizes,
                                const std::function<void(std::int64_t)>& trial);

@@ -1,5 +1,9 @@
 #include "gpu_memory.h"
 
+#include <c10/util/Exception.h>
+
+#include <cstring>
+
 #include "system_gauges.h"
 
 #ifdef DDPDESK_HAVE_CUDA
@@ -43,6 +47,12 @@ void release_cached_gpu_memory(const torch::Device& device) {
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
   (void)device;
+}
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
+  return std::strstr(e.what(), "The following operation failed in the TorchScript interpreter") &&
+         std::strstr(e.what(), "CUDA out of memory");
 }
 
 }  // namespace ddpdesk

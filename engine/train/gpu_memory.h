@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 
 #include <torch/types.h>
@@ -26,5 +27,10 @@ std::vector<SystemSampler::Value> gpu_memory_gauges(const torch::Device& device)
 // Gives the allocator's unused cached blocks back to the driver (after an out-of-memory, so a
 // smaller try starts from a clean pool). Nothing on a CPU device or without CUDA.
 void release_cached_gpu_memory(const torch::Device& device);
+// Whether an error is an out-of-memory: LibTorch's c10::OutOfMemoryError, or that error raised
+// inside a TorchScript module, which the TorchScript interpreter rethrows (as every error) as a
+// std::runtime_error keeping its text ("The following operation failed in the TorchScript
+// interpreter. ... RuntimeError: CUDA out of memory. Tried to allocate ...").
+bool is_out_of_memory(const std::exception& e);
 
 }  // namespace ddpdesk

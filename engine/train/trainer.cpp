@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "dataset.h"
+#include "gpu_memory.h"
 #include "device_batch.h"
 #include "replica_sync.h"
 #include "step_diagnostics.h"
@@ -24,8 +25,12 @@ TrainResult Trainer::run() {
     r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
     r.peer_lost = e.peer();
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+    if (is_out_of_memory(e)) {  // raised in a TorchScript module: its interpreter's error
+      r = out_of_memory();
+    } else {
+      const std::string what = e.what();
+      r = {TrainResult::Failed, what.substr(0, what.find('\n'))};
+    }
   } catch (...) {
     r = {TrainResult::Failed, "unknown error"};
   }

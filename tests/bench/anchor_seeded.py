@@ -15,8 +15,8 @@ src = open(anchor).read()
 edits = [
     ("torch.manual_seed(0)", f"torch.manual_seed({seed})"),
     ("DistributedSampler(train, seed=0)", f"DistributedSampler(train, seed={seed})"),
-    ("(crit(net(x), y) / a.accum).backward()",
-     "_l = crit(net(x), y); (_l / a.accum).backward()\n"
+    ("(loss(x, y) / a.accum).backward()",
+     "_l = loss(x, y); (_l / a.accum).backward()\n"
      "            if epoch == 0 and i < 2:\n"
      "                _t = _l.detach().clone(); dist.all_reduce(_t)\n"
      "                if rank == 0: print(f'first-loss step={i + 1} loss={_t.item() / world:.9f}')"),

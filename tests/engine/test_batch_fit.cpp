@@ -1,20 +1,58 @@
 // --fit-batch's trials on one rank (batch_fit.h): sizes above what fits throw the out-of-memory
 // error from inside the model's forward, after it changed a buffer and drew random numbers; the
 // fit settles on the largest size that fits, and nothing a trial touched is left changed: the
-// buffer, torch's CPU generator, the gradients.
+// buffer, torch's CPU generator, the gradients. An out-of-memory raised inside a TorchScript
+// module reaches the engine as the interpreter's std::runtime_error and is one all the same.
 #include <gtest/gtest.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/csrc/jit/api/compilation_unit.h>
+#include <torch/csrc/jit/frontend/resolver.h>
+#include <torch/library.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include "batch_fit.h"
 #include "fault_injection.h"
+#include "gpu_memory.h"
 #include "grad_sync.h"
 #include "task.h"
 
 using namespace ddpdesk;
 
+// An operator that runs out of memory as LibTorch's CUDA allocator does, for a TorchScript
+// function to call: on CPU nothing else raises c10::OutOfMemoryError inside a scripted module.
+TORCH_LIBRARY(ddpdesk_test, m) {
+  m.def("oom(Tensor x) -> Tensor", [](const at::Tensor& x) -> at::Tensor {
+    TORCH_CHECK_WITH(OutOfMemoryError, false,
+                     "CUDA out of memory. Tried to allocate 2.00 GiB (test, ", x.size(0), ")");
+  });
+}
+
 namespace {
+
+// A scripted function running out of memory: what a TorchScript model's forward raises on a GPU.
+void scripted_out_of_memory() {
+  // The native resolver knows only `torch`: this one names the test's operators too.
+  struct Ops : torch::jit::Resolver {
+    std::shared_ptr<torch::jit::SugaredValue> resolveValue(const std::string& name,
+                                                           torch::jit::GraphFunction&,
+                                                           const torch::jit::SourceRange&) override {
+      if (name == "ddpdesk_test") return std::make_shared<torch::jit::BuiltinModule>(name);
+      return nullptr;
+    }
+    c10::TypePtr resolveType(const std::string&, const torch::jit::SourceRange&) override {
+      return nullptr;
+    }
+  };
+  static const auto unit = [] {
+    auto u = std::make_shared<torch::jit::CompilationUnit>();
+    u->define(c10::nullopt, "def f(x):\n    return ddpdesk_test.oom(x)\n",
+              std::make_shared<Ops>(), nullptr);
+    return u;
+  }();
+  unit->run_method("f", torch::ones({3}));
+}
 
 // The seed task with a buffer its forward changes (as BatchNorm's running statistics) and a
 // random draw (as dropout), running out of memory on batches of more than `limit` samples.
@@ -36,6 +74,7 @@ class TrialTask : public Task {
       running_.add_(1.0);
     }
     (void)torch::rand({4});
+    if (scripted && b.size > limit_) scripted_out_of_memory();
     TORCH_CHECK_WITH(OutOfMemoryError, b.size <= limit_, "out of memory (test)");
     return real_->forward(b);
   }
@@ -51,6 +90,7 @@ class TrialTask : public Task {
 
   torch::Tensor running_ = torch::zeros({3});
   std::vector<std::int64_t> sizes;  // the batch size of every forward
+  bool scripted = false;            // run out of memory inside a TorchScript function
 
  private:
   std::unique_ptr<Task> real_;
@@ -115,5 +155,34 @@ TEST(BatchFitTrials, NothingFittingIsOneLineNamingTheRank) {
                  "model needs more memory than the rank has");
   }
   EXPECT_EQ(task->sizes, (std::vector<std::int64_t>{4, 2, 1}));
+  EXPECT_TRUE(torch::equal(task->running_, torch::zeros({3})));
+}
+
+TEST(BatchFitTrials, AnOutOfMemoryInsideTorchScriptIsOneToo) {
+  // The interpreter rethrows the allocator's error as a std::runtime_error with its text.
+  try {
+    scripted_out_of_memory();
+    FAIL() << "the scripted function ran";
+  } catch (const c10::OutOfMemoryError&) {
+    FAIL() << "the interpreter kept the error's type: no text to recognise it by is needed";
+  } catch (const std::exception& e) {
+    EXPECT_TRUE(is_out_of_memory(e)) << e.what();
+  }
+  EXPECT_FALSE(is_out_of_memory(std::runtime_error("shape mismatch")));
+  EXPECT_FALSE(is_out_of_memory(std::runtime_error("CUDA out of memory, said a script's print")));
+
+  auto task = trial_task(5);
+  task->scripted = true;
+  std::vector<std::int64_t> indices(32);
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::int64_t>(i);
+  GradSync sync(task->parameters(), nullptr);
+  FaultInjection faults(FaultSettings{}, 0);
+  FitTrial t;
+  t.task = task.get();
+  t.indices = &indices;
+  t.sync = &sync;
+  t.faults = &faults;
+  const BatchFit fit = fit_batch(t, 16, 2);
+  EXPECT_EQ(fit.line, "micro-batch 4 × 8 accumulation steps fits (asked 16 × 2)");
   EXPECT_TRUE(torch::equal(task->running_, torch::zeros({3})));
 }

@@ -26,11 +26,13 @@ RunSpec seed_spec() {
 }
 
 // A real seed task whose training loss throws at one call, as a broken model or data file
-// might once a run is under way. Everything else is the real task's.
+// might once a run is under way, or (oom) as a TorchScript model running out of GPU memory does:
+// LibTorch's interpreter rethrows the allocator's error as a std::runtime_error with its text
+// (test_batch_fit runs a real one). Everything else is the real task's.
 class ThrowingTask : public Task {
  public:
-  ThrowingTask(std::unique_ptr<Task> real, int throw_at_call)
-      : real_(std::move(real)), throw_at_(throw_at_call) {}
+  ThrowingTask(std::unique_ptr<Task> real, int throw_at_call, bool oom = false)
+      : real_(std::move(real)), throw_at_(throw_at_call), oom_(oom) {}
   const Dataset& train_data() const override { return real_->train_data(); }
   const Dataset* eval_data() const override { return real_->eval_data(); }
   std::int64_t eval_batch() const override { return real_->eval_batch(); }
@@ -40,7 +42,12 @@ class ThrowingTask : public Task {
   void set_training(bool on) override { real_->set_training(on); }
   torch::Tensor forward(const Batch& b) override { return real_->forward(b); }
   torch::Tensor loss_sum(const torch::Tensor& out, const Batch& b) override {
-    if (++calls_ == throw_at_)
+    if (++calls_ == throw_at_ && oom_)
+      throw std::runtime_error(
+          "The following operation failed in the TorchScript interpreter.\n"
+          "Traceback of TorchScript (most recent call last):\n"
+          "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (test)\n");
+    if (calls_ == throw_at_)
       throw BadInput("train_data", "invalid --train-data 'x': thrown mid-run by the test");
     return real_->loss_sum(out, b);
   }
@@ -55,6 +62,7 @@ class ThrowingTask : public Task {
  private:
   std::unique_ptr<Task> real_;
   int throw_at_;
+  bool oom_;
   int calls_ = 0;
 };
 
@@ -101,6 +109,19 @@ TEST(TrainingPhases, AnExceptionOnceRunningIsAFailedResultWhateverItsType) {
   EXPECT_EQ(r.message, "invalid --train-data 'x': thrown mid-run by the test");
   EXPECT_EQ(r.step, 2);  // two windows trained before the third one's loss threw
   EXPECT_EQ(task.calls(), 3);
+}
+
+TEST(TrainingPhases, AnOutOfMemoryInATorchScriptModelIsTheRunsOutOfMemory) {
+  RunSpec s = seed_spec();
+  auto real = make_task(s, torch::Device(torch::kCPU));
+  ThrowingTask task(std::move(real), /*throw_at_call=*/3, /*oom=*/true);
+  TrainingRun run(options(s, &task));
+  const TrainResult r = run.run();
+  EXPECT_EQ(r.kind, TrainResult::Failed);
+  EXPECT_TRUE(r.out_of_memory) << r.message;  // the worker's exit 3
+  EXPECT_EQ(r.message,
+            "out of memory on rank 0 in a micro-batch of 8 samples (step 3); no checkpoint (no "
+            "--run-dir); try --fit-batch or a smaller --batch-size");
 }
 
 TEST(TrainingPhases, TheSameTaskWithoutTheFaultFinishes) {

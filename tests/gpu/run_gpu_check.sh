@@ -5,7 +5,12 @@
 # GPU and prints both throughputs, in fp32, bf16 and fp16 (against torch.autocast and GradScaler)
 # and with --cuda-graph (its losses step by step against the unrecorded run's);
 # trains a user TorchScript task on CUDA; checks that a CUDA rank
-# sends its GPU's system gauges (NVML), and that two ranks on one GPU fail with a clear error.
+# sends its GPU's system gauges (NVML and the caching allocator's), and that two ranks on one GPU
+# fail with a clear error. Then what only a GPU can run for real: a CUDA out-of-memory in training
+# (exit 3, the line with the allocator's peak, the checkpoint the rank writes), --fit-batch
+# fitting a micro-batch against a real out-of-memory, and the traced-module check on models that
+# this machine's PyTorch 2.x makes (tests/integration/py/make_layer_models.py, the expectations of
+# test_user_task_layers.cpp).
 #
 # GPU time is scarce, so every step after the build runs even when an earlier one failed, each
 # under a time limit; the summary at the end names each step's result and the exit status is
@@ -16,9 +21,16 @@
 #   DDPDESK_FMNIST_DIR     a directory with the four Fashion-MNIST .gz files
 # Optional: GPU_CHECK_LOG_DIR, a folder for the build log and each step's output.
 # Usage: tests/gpu/run_gpu_check.sh      (from the repository root; a few minutes)
+#
+# GPU_CHECK_REHEARSE=1 rehearses the steps that need no GPU to exist on a CPU machine, so a slip
+# in this script costs no GPU time: no build, the CPU worker build/app/ddpdesk-worker (configured
+# with -DDDPDESK_FAULT_INJECTION=ON) with --device cpu, /usr/bin/python3, the steps that need a
+# GPU skipped, and the test-only fault DDPDESK_FAULT_OOM_ABOVE standing in for the real
+# out-of-memory; assertions on GPU-only figures (the allocator's peak) are left out.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-: "${DDPDESK_EXTRA_INCLUDE:?set it to a folder holding nlohmann/json.hpp and CLI/CLI.hpp}"
+rehearse=${GPU_CHECK_REHEARSE:-0}
+[ "$rehearse" = 1 ] || : "${DDPDESK_EXTRA_INCLUDE:?set it to a folder holding nlohmann/json.hpp and CLI/CLI.hpp}"
 : "${DDPDESK_FMNIST_DIR:?set it to a folder holding the Fashion-MNIST .gz files}"
 export DDPDESK_FMNIST_DIR
 logs=${GPU_CHECK_LOG_DIR:-$(mktemp -d)}
@@ -38,12 +50,19 @@ step() {
   [ "$rc" -eq 124 ] && verdict="TIMED OUT after ${limit}s"
   results+=("$(printf '%-28s %-24s %4ss' "$name" "$verdict" $((SECONDS - t0)))")
 }
+# gpu_step NAME SECONDS CMD...: a step that needs a GPU, skipped in a rehearsal.
+gpu_step() { [ "$rehearse" = 1 ] || step "$@"; }
 
-tests/gpu/build_gpu_worker.sh "$logs" || exit 1
-w=build/app/ddpdesk-worker-cuda
+if [ "$rehearse" = 1 ]; then
+  w=build/app/ddpdesk-worker dev=cpu py=/usr/bin/python3
+  [ -x "$w" ] || { echo "no $w: build the CPU worker first"; exit 1; }
+else
+  tests/gpu/build_gpu_worker.sh "$logs" || exit 1
+  w=build/app/ddpdesk-worker-cuda dev=cuda py=python3
+fi
 rank0() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$1 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "${@:2}"; }
 export -f rank0
-export w
+export w dev py rehearse
 
 probe() {  # the GPUs named with their memory, by LibTorch and by the driver (NVML)
   "$w" --probe | tee /dev/stderr | python3 -c '
@@ -56,11 +75,11 @@ assert p["nvml_devices"] and not p.get("nvml_missing"), p
 print("probe ok:", p["devices"], [round(m / 2**30, 1) for m in p["device_memory_bytes"]], "GiB")'
 }
 export -f probe
-step probe 60 probe
+gpu_step probe 60 probe
 for b in 64 512; do
-  step "worker-cnn-b$b" 180 rank0 29531 env DDPDESK_FORCE_COMM=1 \
+  gpu_step "worker-cnn-b$b" 180 rank0 29531 env DDPDESK_FORCE_COMM=1 \
     "$w" --task fmnist-cnn --device cuda --batch-size $b --epochs 2 --lr 1e-3
-  step "python-cnn-b$b" 180 rank0 29532 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 $b
+  gpu_step "python-cnn-b$b" 180 rank0 29532 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 $b
 done
 
 # --cuda-graph: the same run with its micro-step and optimizer update recorded as CUDA graphs.
@@ -69,7 +88,7 @@ done
 # announced, and the losses must agree step by step (step 1 runs unrecorded in both, step 2 is
 # the first replayed micro-step, step 3 follows the first replayed update) — to 1e-4, since a
 # GPU's atomics may round differently from run to run.
-step worker-cnn-b64-graph 180 rank0 29537 env DDPDESK_FORCE_COMM=1 \
+gpu_step worker-cnn-b64-graph 180 rank0 29537 env DDPDESK_FORCE_COMM=1 \
   "$w" --task fmnist-cnn --device cuda --batch-size 64 --epochs 2 --lr 1e-3 --cuda-graph
 graph_steps() {
   local mode
@@ -101,14 +120,14 @@ print(f"batch 64: graphed {gs:.0f} samples/s, unrecorded {es:.0f}, PyTorch {ps:.
 PY
 }
 export -f graph_steps
-step cuda-graph-steps 120 graph_steps
+gpu_step cuda-graph-steps 120 graph_steps
 
 # Mixed precision beside PyTorch's autocast (fp16 with GradScaler) on the same GPU: both finish,
 # their final losses within 25 % of each other (one batch's loss: noisy), throughput side by side.
 for p in bf16 fp16; do
-  step "worker-cnn-$p" 180 rank0 29535 env DDPDESK_FORCE_COMM=1 \
+  gpu_step "worker-cnn-$p" 180 rank0 29535 env DDPDESK_FORCE_COMM=1 \
     "$w" --task fmnist-cnn --device cuda --batch-size 512 --epochs 2 --lr 1e-3 --precision $p
-  step "python-cnn-$p" 180 rank0 29536 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 512 $p
+  gpu_step "python-cnn-$p" 180 rank0 29536 python3 tests/gpu/fmnist_cuda_ref.py "$DDPDESK_FMNIST_DIR" 2 512 $p
 done
 close_losses() {
   local a b
@@ -119,22 +138,22 @@ close_losses() {
 }
 export -f close_losses
 export logs
-for p in bf16 fp16; do step "precision-$p-vs-pytorch" 20 close_losses $p; done
+for p in bf16 fp16; do gpu_step "precision-$p-vs-pytorch" 20 close_losses $p; done
 
 user=$(mktemp -d)
 export user
-step user-task-make 120 python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
-step user-task-check 60 "$w" --check --task script --device cuda --model "$user/model.pt" \
+gpu_step user-task-make 120 python3 examples/make_user_task.py --out "$user" --data fmnist --model mlp
+gpu_step user-task-check 60 "$w" --check --task script --device cuda --model "$user/model.pt" \
   --train-data "$user/train.safetensors" --eval-data "$user/eval.safetensors"
-step user-task-train 180 rank0 29533 env DDPDESK_FORCE_COMM=1 "$w" --task script --device cuda \
+gpu_step user-task-train 180 rank0 29533 env DDPDESK_FORCE_COMM=1 "$w" --task script --device cuda \
   --model "$user/model.pt" --train-data "$user/train.safetensors" \
   --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 \
   --run-dir "$user/run"
-step user-model-loads-on-cpu 60 python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1], map_location='cpu'); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters, on', {str(p.device) for p in m.parameters()})" "$user/run/model.pt"
+gpu_step user-model-loads-on-cpu 60 python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1], map_location='cpu'); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters, on', {str(p.device) for p in m.parameters()})" "$user/run/model.pt"
 
 gauges() {
   rank0 29534 "$w" --task fmnist-cnn --device cuda --epochs 1 --dataset-size 4096 \
-    --metrics-file "$user/system.jsonl" >/dev/null || return
+    --system-interval 0.2 --metrics-file "$user/system.jsonl" >/dev/null || return
   grep '"type":"gauge"' "$user/system.jsonl" | tail -n 8
   grep -q '"name":"gpu_memory_used_bytes"' "$user/system.jsonl" ||
     { echo "no GPU gauges: the NVML path failed on a GPU machine"; return 1; }
@@ -144,7 +163,7 @@ gauges() {
     { echo "no process GPU memory: NVML by pid failed on a GPU machine"; return 1; }
 }
 export -f gauges
-step nvml-gauges 120 gauges
+gpu_step nvml-gauges 120 gauges
 
 # Two ranks on one GPU must fail, quickly and saying why.
 two_ranks() {
@@ -157,7 +176,157 @@ two_ranks() {
   echo "$out" | grep -q -E "GPU" || { echo "no message naming the GPU"; return 1; }
 }
 export -f two_ranks
-step two-ranks-one-gpu 90 two_ranks
+gpu_step two-ranks-one-gpu 90 two_ranks
+
+# The caching allocator's gauges in the system samples of the nvml-gauges run (made again if that
+# step left none): each sample holding all three has allocated <= reserved, and the peak is more
+# than nothing.
+allocator_gauges() {
+  [ -s "$user/system.jsonl" ] || rank0 29534 "$w" --task fmnist-cnn --device cuda --epochs 1 \
+    --dataset-size 4096 --system-interval 0.2 --metrics-file "$user/system.jsonl" >/dev/null ||
+    return
+  python3 - "$user/system.jsonl" <<'PY'
+import collections, json, sys
+names = ("gpu_allocated_bytes", "gpu_reserved_bytes", "gpu_peak_bytes")
+samples = collections.defaultdict(dict)  # the gauges of one system sample share its time
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("type") == "gauge" and m["name"] in names:
+        samples[m["time"]][m["name"]] = m["value"]
+full = [s for s in samples.values() if len(s) == 3]
+assert full, f"no system sample with all of {names}: the allocator's gauges are missing"
+for s in full:
+    assert s["gpu_allocated_bytes"] <= s["gpu_reserved_bytes"], s
+last = full[-1]
+print(f"{len(full)} samples; last: allocated {last['gpu_allocated_bytes'] / 2**20:.1f} MiB, "
+      f"reserved {last['gpu_reserved_bytes'] / 2**20:.1f} MiB, peak {last['gpu_peak_bytes'] / 2**20:.1f} MiB")
+assert max(s["gpu_peak_bytes"] for s in full) > 0, "the allocator's peak is 0"
+PY
+}
+export -f allocator_gauges
+gpu_step allocator-gauges 120 allocator_gauges
+
+# A user task whose activations take 64 MiB a sample (tests/gpu/make_oom_task.py) and a micro-batch
+# of it, a power of two, needing at least twice the GPU's memory in one tensor. A rehearsal takes
+# 16 KiB a sample and a stand-in memory of 32 MiB: the same micro-batch as on an 80 GiB GPU.
+oom=$(mktemp -d)
+export oom
+oom_task() {
+  local width=262144 memory
+  if [ "$rehearse" = 1 ]; then
+    width=64 memory=$((32 << 20))
+  else
+    memory=$("$w" --probe | tail -n 1 |
+      python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["device_memory_bytes"][0])') ||
+      return
+  fi
+  local per_sample=$((256 * width)) batch=128
+  while [ $((batch * per_sample)) -lt $((2 * memory)) ]; do batch=$((batch * 2)); done
+  echo "$batch" >"$oom/batch"
+  echo "GPU memory $((memory >> 20)) MiB; micro-batch $batch: $(((batch * per_sample) >> 20)) MiB in one tensor"
+  "$py" tests/gpu/make_oom_task.py --out "$oom" --samples "$batch" --width "$width"
+}
+export -f oom_task
+step oom-task-make 120 oom_task
+
+# A real out-of-memory in training: a run at micro-batch 128 writes its last checkpoint; resumed
+# at the huge micro-batch into a run directory of its own, it runs out of memory in its first
+# forward: exit 3, one line with the allocator's peak, and the checkpoint of the last finished
+# step written again by the failing rank (from the state the out-of-memory left). Every
+# micro-batch of one run is the same size, so in a single run nothing would have finished.
+oom_in_training() {
+  local m
+  m=$(cat "$oom/batch") || return
+  local s=$((m / 128)) task=(--task script --device "$dev" --model "$oom/model.pt"
+    --train-data "$oom/train.safetensors")
+  rm -rf "$oom/fits" "$oom/oom"
+  rank0 29537 "$w" "${task[@]}" --batch-size 128 --epochs 1 --run-dir "$oom/fits" | tail -n 1
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "the run at micro-batch 128 failed"; return 1; }
+  local stand_in=() out rc
+  [ "$rehearse" = 1 ] && stand_in=("DDPDESK_FAULT_OOM_ABOVE=$((m / 2))")
+  out=$(rank0 29538 env "${stand_in[@]}" "$w" "${task[@]}" --batch-size "$m" --epochs 2 \
+    --resume "$oom/fits" --run-dir "$oom/oom" 2>&1)
+  rc=$?
+  echo "$out" | tail -n 3
+  [ "$rc" -eq 3 ] || { echo "exit $rc, not 3 (out of memory)"; return 1; }
+  local peak='; GPU memory peak [0-9.]+ (GiB|MiB)'
+  [ "$dev" = cpu ] && peak=''
+  local line="out of memory on rank 0 in a micro-batch of $m samples \(step $((s + 1))$peak\); checkpoint of step $s written; try --fit-batch or a smaller --batch-size"
+  echo "$out" | grep -q -E "$line" || { echo "no line matching: $line"; return 1; }
+  local ckpt
+  ckpt=$(printf '%s/oom/checkpoints/step-%08d.pt' "$oom" "$s")
+  [ -s "$ckpt" ] || { echo "no checkpoint $ckpt"; return 1; }
+  echo "exit 3, the line, and $ckpt"
+}
+export -f oom_in_training
+step oom-in-training 120 oom_in_training
+
+# --fit-batch against a real out-of-memory: asked the huge micro-batch with no accumulation, the
+# rank fits a smaller one, says so and trains the epoch.
+fit_batch() {
+  local m
+  m=$(cat "$oom/batch") || return
+  local stand_in=() out rc
+  [ "$rehearse" = 1 ] && stand_in=("DDPDESK_FAULT_OOM_ABOVE=$((m / 16))")
+  out=$(rank0 29539 env "${stand_in[@]}" "$w" --task script --device "$dev" \
+    --model "$oom/model.pt" --train-data "$oom/train.safetensors" --batch-size "$m" \
+    --accum-steps 1 --fit-batch --epochs 1 2>&1)
+  rc=$?
+  echo "$out" | grep -v " step " | tail -n 3
+  [ "$rc" -eq 0 ] || { echo "exit $rc, not 0"; return 1; }
+  local fit
+  fit=$(echo "$out" | grep -o -E "micro-batch [0-9]+ × [0-9]+ accumulation steps fits \(asked $m × 1\)") ||
+    { echo "no line 'micro-batch m × k accumulation steps fits (asked $m × 1)'"; return 1; }
+  local micro accum
+  read -r micro accum < <(echo "$fit" | grep -o -E "[0-9]+" | head -n 2 | tr '\n' ' ')
+  if [ "$micro" -ge "$m" ] || [ $((micro * accum)) -ne "$m" ]; then
+    echo "fitted $micro × $accum: not a smaller micro-batch of $m samples"
+    return 1
+  fi
+  echo "fitted $micro × $accum for $m × 1"
+}
+export -f fit_batch
+step fit-batch 180 fit_batch
+
+# The traced-module check under this machine's PyTorch: torch.nn's train/eval layers scripted
+# and traced by it (make_layer_models.py), each through --check as test_user_task_layers.cpp
+# expects on Debian's LibTorch (the file's expected.txt): scripted accepted; traced refused in one
+# line, exit 2, unless the layer has no mode. Eight checks at a time.
+check_model() {  # check_model FILE accepted|refused
+  local d=$oom/layers out err rc
+  out=$("$w" --check --task script --device "$dev" --model "$d/$1" \
+    --train-data "$d/tokens.safetensors" 2>"$d/$1.err")
+  rc=$?
+  err=$(cat "$d/$1.err")
+  if [ "$2" = accepted ]; then
+    [ "$rc" -eq 0 ] && [[ $out == *'"ok":true'* ]] && { echo "ok   $1 accepted"; return; }
+    echo "FAIL $1: exit $rc, want accepted: $err $out"
+  else
+    [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+      [[ $err == "ddpdesk-worker: invalid --model '$d/$1': made by torch.jit.trace"* ]] &&
+      { echo "ok   $1 refused"; return; }
+    echo "FAIL $1: exit $rc, want refused in one line: $err"
+  fi
+  return 1
+}
+export -f check_model
+layer_checks() {
+  "$py" -c 'import torch; print("models made by PyTorch", torch.__version__)'
+  rm -rf "$oom/layers"
+  "$py" tests/integration/py/make_layer_models.py --out "$oom/layers" >"$oom/layers.log" 2>&1 ||
+    { tail -n 20 "$oom/layers.log"; echo "make_layer_models.py failed"; return 1; }
+  local want
+  want=$(wc -l <"$oom/layers/expected.txt")
+  [ "$want" -ge 30 ] || { echo "expected.txt names $want models"; return 1; }
+  xargs -P 8 -L 1 bash -c 'check_model "$0" "$1"' <"$oom/layers/expected.txt" >"$oom/checks.txt"
+  sort "$oom/checks.txt"
+  local ok
+  ok=$(grep -c '^ok ' "$oom/checks.txt")
+  echo "$ok of $want models as expected"
+  [ "$ok" -eq "$want" ]
+}
+export -f layer_checks
+step traced-module-check 240 layer_checks
 
 echo "== summary"
 printf '%s\n' "${results[@]}" | tee "$logs/summary.txt"

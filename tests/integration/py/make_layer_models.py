@@ -10,6 +10,9 @@ Writes into --out DIR:
   traced-NAME.pt          torch.jit.trace of the classifiers in TRACED below (in train mode
                           unless the name says eval; with gradients unless it says no_grad)
   transformer.pt          a scripted TransformerEncoder classifier with dropout 0, and its data
+  expected.txt            one line per model file above: "NAME.pt accepted" or "NAME.pt refused",
+                          what the worker's model check must answer (test_user_task_layers.cpp
+                          states the same; the GPU check reads this file)
   transformer-train.safetensors, transformer-eval.safetensors   (256 and 128 samples) for the
                           step-by-step comparison with PyTorch DDP: the class is the most frequent
                           of four token groups, which mean-pooled attention learns
@@ -160,8 +163,8 @@ LAYERS = {
 MODE_FREE = {"batch_norm_1d_no_running_stats", "instance_norm_1d"}
 
 # name -> the classifier torch.jit.trace records (in train mode unless the name says eval). The
-# C++ table expects each refused (its dropout or batch norm is fixed to the traced mode) but the
-# last two, whose layers have no mode.
+# C++ table expects each refused (its dropout or batch norm is fixed to the traced mode) but those
+# in TRACED_MODE_FREE, whose layers have no mode.
 TRACED = {
     "dropout": lambda: LAYERS["dropout"](),
     "dropout_eval": lambda: LAYERS["dropout"]().eval(),
@@ -176,6 +179,7 @@ TRACED = {
     "dropout_zero": lambda: Classifier(nn.Dropout(0.0)),
     "batch_norm_1d_no_running_stats": lambda: LAYERS["batch_norm_1d_no_running_stats"](),
 }
+TRACED_MODE_FREE = {"dropout_zero", "batch_norm_1d_no_running_stats"}
 
 
 def tokens(n, seed):
@@ -219,6 +223,12 @@ def main():
         with torch.no_grad() if name.endswith("_no_grad") else contextlib.nullcontext():
             traced = torch.jit.trace(model, x[:2], check_trace=False)
         traced.save(path(f"traced-{name}.pt"))
+
+    with open(path("expected.txt"), "w") as f:
+        for name in LAYERS:
+            f.write(f"scripted-{name}.pt accepted\n")
+        for name in TRACED:
+            f.write(f"traced-{name}.pt {'accepted' if name in TRACED_MODE_FREE else 'refused'}\n")
 
     torch.manual_seed(5)
     transformer = Classifier(nn.TransformerEncoder(encoder_layer(0.0), 2))
