@@ -291,16 +291,21 @@ step fit-batch 180 fit_batch
 # The traced-module check under this machine's PyTorch: torch.nn's train/eval layers scripted
 # and traced by it (make_layer_models.py), each through --check as test_user_task_layers.cpp
 # expects on Debian's LibTorch (the file's expected.txt): scripted accepted; traced refused in one
-# line, exit 2, unless the layer has no mode. Eight checks at a time.
-check_model() {  # check_model FILE accepted|refused
+# line, exit 2, unless the layer has no mode; an accepted one's random draws as the file found
+# them by running it (what keeps --cuda-graph from recording it). Eight checks at a time.
+check_model() {  # check_model FILE accepted|refused [random|deterministic]
   local d=$oom/layers out err rc
   out=$("$w" --check --task script --device "$dev" --model "$d/$1" \
-    --train-data "$d/tokens.safetensors" 2>"$d/$1.err")
+    --train-data "$d/$([ "$1" = transformer.pt ] && echo transformer-train || echo tokens).safetensors" \
+    2>"$d/$1.err")
   rc=$?
   err=$(cat "$d/$1.err")
   if [ "$2" = accepted ]; then
-    [ "$rc" -eq 0 ] && [[ $out == *'"ok":true'* ]] && { echo "ok   $1 accepted"; return; }
-    echo "FAIL $1: exit $rc, want accepted: $err $out"
+    local draws=false
+    [ "$3" = random ] && draws=true
+    [ "$rc" -eq 0 ] && [[ $out == *'"ok":true'* ]] &&
+      [[ $out == *"\"draws_random_numbers\":$draws"* ]] && { echo "ok   $1 accepted $3"; return; }
+    echo "FAIL $1: exit $rc, want accepted, $3: $err $out"
   else
     [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
       [[ $err == "ddpdesk-worker: invalid --model '$d/$1': made by torch.jit.trace"* ]] &&
@@ -318,7 +323,7 @@ layer_checks() {
   local want
   want=$(wc -l <"$oom/layers/expected.txt")
   [ "$want" -ge 30 ] || { echo "expected.txt names $want models"; return 1; }
-  xargs -P 8 -L 1 bash -c 'check_model "$0" "$1"' <"$oom/layers/expected.txt" >"$oom/checks.txt"
+  xargs -P 8 -L 1 bash -c 'check_model "$0" "$1" "$2"' <"$oom/layers/expected.txt" >"$oom/checks.txt"
   sort "$oom/checks.txt"
   local ok
   ok=$(grep -c '^ok ' "$oom/checks.txt")

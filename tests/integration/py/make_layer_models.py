@@ -10,9 +10,12 @@ Writes into --out DIR:
   traced-NAME.pt          torch.jit.trace of the classifiers in TRACED below (in train mode
                           unless the name says eval; with gradients unless it says no_grad)
   transformer.pt          a scripted TransformerEncoder classifier with dropout 0, and its data
-  expected.txt            one line per model file above: "NAME.pt accepted" or "NAME.pt refused",
-                          what the worker's model check must answer (test_user_task_layers.cpp
-                          states the same; the GPU check reads this file)
+  expected.txt            one line per model file above: "NAME.pt accepted random",
+                          "NAME.pt accepted deterministic" or "NAME.pt refused": what the worker's
+                          model check must answer, and whether a training step draws random
+                          numbers (found here by running it under two seeds: an oracle for the
+                          worker's reading of the graph). test_user_task_layers.cpp and the GPU
+                          check read this file.
   transformer-train.safetensors, transformer-eval.safetensors   (256 and 128 samples) for the
                           step-by-step comparison with PyTorch DDP: the class is the most frequent
                           of four token groups, which mean-pooled attention learns
@@ -202,6 +205,16 @@ def mode_matters(model, x):
     return not torch.equal(outs[0], outs[1])
 
 
+def draws_random_numbers(model, x):
+    """Whether two training forwards under different seeds give different outputs."""
+    outs = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            outs.append(model(x))
+    return not torch.equal(outs[0], outs[1])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -224,15 +237,22 @@ def main():
             traced = torch.jit.trace(model, x[:2], check_trace=False)
         traced.save(path(f"traced-{name}.pt"))
 
-    with open(path("expected.txt"), "w") as f:
-        for name in LAYERS:
-            f.write(f"scripted-{name}.pt accepted\n")
-        for name in TRACED:
-            f.write(f"traced-{name}.pt {'accepted' if name in TRACED_MODE_FREE else 'refused'}\n")
-
     torch.manual_seed(5)
     transformer = Classifier(nn.TransformerEncoder(encoder_layer(0.0), 2))
     torch.jit.script(transformer).save(path("transformer.pt"))
+
+    def verdict(name):
+        model = torch.jit.load(path(name)).train()
+        return "random" if draws_random_numbers(model, x[:8]) else "deterministic"
+
+    with open(path("expected.txt"), "w") as f:
+        for name in LAYERS:
+            f.write(f"scripted-{name}.pt accepted {verdict(f'scripted-{name}.pt')}\n")
+        for name in TRACED:
+            file = f"traced-{name}.pt"
+            f.write(f"{file} accepted {verdict(file)}\n" if name in TRACED_MODE_FREE
+                    else f"{file} refused\n")
+        f.write(f"transformer.pt accepted {verdict('transformer.pt')}\n")
     for split, n, seed in (("train", 256, 2), ("eval", 128, 3)):
         xs, ys = tokens(n, seed)
         save_safetensors({"inputs": xs, "targets": ys}, path(f"transformer-{split}.safetensors"))
