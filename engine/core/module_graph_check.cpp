@@ -218,7 +218,8 @@ bool samples(const torch::jit::Node* n, const torch::jit::Module& self) {
   for (const char* flag : {"train"})
     if (const auto t = constant_argument(n, flag); t && t->isBool() && !t->toBool()) return false;
   const c10::FunctionSchema* schema = n->maybeSchema();
-  const auto index = schema ? schema->argumentIndexWithName(op->second) : c10::nullopt;
+  if (!schema) return true;
+  const auto index = schema->argumentIndexWithName(op->second);
   if (!index || static_cast<std::size_t>(*index) >= n->inputs().size()) return true;
   const auto p = known_number(n->input(*index), self);
   return !p || *p != 0;
