@@ -34,11 +34,18 @@ requeued_at=$(steps "$run/metrics/rank-0.jsonl" | tail -n 1 | cut -d' ' -f1)
 scontrol requeue "$job" || bad "scontrol requeue $job was refused"
 # Once the job is pending again (on a loaded machine that takes slurmctld more than 10 s: an
 # update before it has no effect and the job stays held), its begin time is moved to now, again
-# until it runs.
-started=
-for _ in $(seq 600); do
+# every 5 s until it runs — but not within 2 s of the requeue: slurmd refuses to launch a job
+# whose new credential was made in the second it revoked the killed attempt's ("Job credential
+# revoked", and the job ends FAILED), what Slurm's own delay of a requeued job avoids.
+started= moved=-50
+for i in $(seq 600); do
   case $(squeue -h -j "$job" -o %T 2>/dev/null) in
-    PENDING) scontrol update JobId="$job" StartTime=now 2>/dev/null ;;
+    PENDING)
+      if [ "$i" -ge 20 ] && [ $((i - moved)) -ge 50 ]; then
+        scontrol update JobId="$job" StartTime=now 2>/dev/null
+        moved=$i
+      fi
+      ;;
     RUNNING) started=1; break ;;
   esac
   sleep 0.1
