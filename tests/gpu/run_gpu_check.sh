@@ -19,7 +19,10 @@
 # Needs, carried from a Debian machine (nothing can be installed there):
 #   DDPDESK_EXTRA_INCLUDE  a directory with nlohmann/ and CLI/ headers (copies of /usr/include's)
 #   DDPDESK_FMNIST_DIR     a directory with the four Fashion-MNIST .gz files
-# Optional: GPU_CHECK_LOG_DIR, a folder for the build log and each step's output.
+# (tests/gpu/device_files.sh gathers both into build/gpu-files.)
+# Optional: GPU_CHECK_LOG_DIR, a folder for the build log and each step's output;
+# GPU_CHECK_BUILT=1: no build, the build/app/ddpdesk-worker-cuda an earlier run left (a command
+# time limit can then split the build from the steps).
 # Usage: tests/gpu/run_gpu_check.sh      (from the repository root; a few minutes)
 #
 # GPU_CHECK_REHEARSE=1 rehearses the steps that need no GPU to exist on a CPU machine, so a slip
@@ -57,7 +60,11 @@ if [ "$rehearse" = 1 ]; then
   w=build/app/ddpdesk-worker dev=cpu py=/usr/bin/python3
   [ -x "$w" ] || { echo "no $w: build the CPU worker first"; exit 1; }
 else
-  tests/gpu/build_gpu_worker.sh "$logs" || exit 1
+  if [ "${GPU_CHECK_BUILT:-0}" = 1 ]; then
+    [ -x build/app/ddpdesk-worker-cuda ] || { echo "GPU_CHECK_BUILT=1 but no build/app/ddpdesk-worker-cuda"; exit 1; }
+  else
+    tests/gpu/build_gpu_worker.sh "$logs" || exit 1
+  fi
   w=build/app/ddpdesk-worker-cuda dev=cuda py=python3
 fi
 rank0() { env MASTER_ADDR=127.0.0.1 MASTER_PORT=$1 RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 "${@:2}"; }
