@@ -78,9 +78,10 @@ class TestScriptMetrics : public QObject {
     QCOMPARE(got.steps[0].rank, 0);
     QCOMPARE(got.steps[0].step, std::int64_t(10));
     QCOMPARE(got.steps[0].loss, 0.5);
-    QCOMPARE(got.steps[0].global_loss, 0.5);
+    QCOMPARE(got.steps[0].global_loss, 0.375);  // the run's curve: the mean over the ranks
     QCOMPARE(got.steps[1].rank, 1);
     QCOMPARE(got.steps[1].loss, 0.25);
+    QCOMPARE(got.steps[1].global_loss, 0.375);
     QCOMPARE(m.lossTag(0), std::string("train/loss"));
     QCOMPARE(m.lossTag(1), std::string("loss"));
     QCOMPARE(int(got.evals.size()), 2);
@@ -111,6 +112,48 @@ class TestScriptMetrics : public QObject {
     m.finish();
     QCOMPARE(int(got.steps.size()), 1);
     QCOMPARE(got.steps[0].rank, 0);
+  }
+
+  // Event files' training losses are the run's curve as their mean over the ranks that write
+  // them: rank 0's alone go out at once (no rank is waited for that never wrote one); once rank
+  // 1's files give a loss, a step waits for both; a rank that ended is waited for no more.
+  void eventFileLossesAreTheMeanOverTheRanksThatWriteThem() {
+    QTemporaryDir logdir;
+    Collected got;
+    ScriptMetrics m(
+        scriptSpec(logdir.path()), logdir.path(), [](int) { return false; }, [](int) { return 0; },
+        [&](const auto& messages) { got.add(messages); });
+    const QString rank0 = logdir.filePath("rank0/events.out.tfevents.1.h");
+    const QString rank1 = logdir.filePath("rank1/events.out.tfevents.2.h");
+    appendRecord(rank0, 1, "loss", 1.0f);
+    appendRecord(rank0, 2, "loss", 2.0f);
+    m.poll();
+    QCOMPARE(int(got.steps.size()), 2);
+    QCOMPARE(got.steps[1].global_loss, 2.0);
+
+    got = Collected();
+    appendRecord(rank0, 3, "loss", 1.0f);
+    appendRecord(rank1, 3, "loss", 3.0f);
+    appendRecord(rank0, 4, "loss", 0.5f);
+    m.poll();
+    QCOMPARE(int(got.steps.size()), 2);  // step 4 waits for rank 1
+    QCOMPARE(got.steps[0].global_loss, 2.0);
+    QCOMPARE(got.steps[1].global_loss, 2.0);
+
+    got = Collected();
+    appendRecord(rank1, 4, "loss", 1.5f);
+    m.poll();
+    QCOMPARE(int(got.steps.size()), 2);
+    QCOMPARE(got.steps[0].step, std::int64_t(4));
+    QCOMPARE(got.steps[0].global_loss, 1.0);
+
+    got = Collected();
+    m.rankStarted(1, getpid());
+    m.rankEnded(1);
+    appendRecord(rank0, 5, "loss", 0.25f);
+    m.poll();
+    QCOMPARE(int(got.steps.size()), 1);
+    QCOMPARE(got.steps[0].global_loss, 0.25);
   }
 
   void printedLossesThroughTheSpecsPattern() {

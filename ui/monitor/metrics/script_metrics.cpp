@@ -61,11 +61,12 @@ ScriptMetrics::ScriptMetrics(const RunSpec& spec, const QString& runDir, IsConne
       sink_(std::move(sink)),
       tail_(eventFileRoots(spec, runDir), QDateTime::currentDateTime().addSecs(-kFileClockSlackS)),
       started_epoch_s_(double(QDateTime::currentMSecsSinceEpoch()) / 1000.0),
+      event_mean_(spec.world_size(), RankMean::kWaitS, RankMean::WaitFor::Reporters),
       mean_(spec.world_size()) {
   clock_.start();
   const QString pattern = QString::fromStdString(spec.loss_pattern);
   for (int r = 0; r < spec.world_size(); ++r)
-    ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}});
+    ranks_.push_back(Rank{OutputLossReader(pattern), {}, {}, false});
   timer_.setInterval(kScriptPollMs);
   connect(&timer_, &QTimer::timeout, this, &ScriptMetrics::poll);
   timer_.start();
@@ -84,11 +85,13 @@ void ScriptMetrics::rankStarted(int rank, qint64 pid) {
   // The device a torchrun script picks: cuda:LOCAL_RANK (every local rank is on this machine).
   if (spec_.device == "cuda") o.gpu_index = rank;
   ranks_[std::size_t(rank)].sampler = std::make_unique<SystemSampler>(o);
+  ranks_[std::size_t(rank)].ended = false;
 }
 
 void ScriptMetrics::rankEnded(int rank) {
   if (rank < 0 || rank >= int(ranks_.size())) return;
   ranks_[std::size_t(rank)].sampler.reset();
+  ranks_[std::size_t(rank)].ended = true;
   mean_.drop(rank, printed_);  // its last lines were read before its end
   queueSend();
 }
@@ -138,22 +141,38 @@ int ScriptMetrics::rankOfFile(const QString& path) const {
   return rank < int(ranks_.size()) ? rank : 0;
 }
 
+// The rank's training loss: its first tag holding "loss" and no word of an evaluation.
+bool ScriptMetrics::isTrainingLoss(const Rank& r, const std::string& tag) {
+  const std::string lower = lowerTag(tag);
+  return isLossTag(lower) && !isEvalTag(lower) && (r.lossTag.empty() || r.lossTag == tag);
+}
+
 void ScriptMetrics::readEventFiles(std::vector<wire::Message>& out) {
-  for (TailedScalar& p : tail_.poll()) {
+  // Steps stop waiting for a rank that reports through the client now or has ended (what its
+  // files gained before its end still counts, below).
+  for (int rank = 0; rank < int(ranks_.size()); ++rank)
+    if (is_connected_(rank) || ranks_[std::size_t(rank)].ended) event_mean_.drop(rank, out);
+  std::vector<TailedScalar> scalars = tail_.poll();
+  // Every rank whose loss this read holds is waited for before any point goes in.
+  for (const TailedScalar& p : scalars) {
+    const int rank = rankOfFile(p.file);
+    if (!is_connected_(rank) && isTrainingLoss(ranks_[std::size_t(rank)], p.tag))
+      event_mean_.expect(rank);
+  }
+  for (TailedScalar& p : scalars) {
     const int rank = rankOfFile(p.file);
     if (is_connected_(rank)) continue;
     Rank& r = ranks_[std::size_t(rank)];
     const std::string tag = lowerTag(p.tag);
     const double time = std::max(0.0, p.wallTime - started_epoch_s_);
-    if (isLossTag(tag) && !isEvalTag(tag) && (r.lossTag.empty() || r.lossTag == p.tag)) {
+    if (isTrainingLoss(r, p.tag)) {
       r.lossTag = p.tag;
       wire::Step s;
       s.rank = rank;
       s.step = p.step;
       s.loss = p.value;
-      s.global_loss = p.value;
       s.time = time;
-      out.push_back(s);
+      event_mean_.add(s, sinceStart(), out);  // global_loss: the step's mean, once complete
     } else if (isLossTag(tag) && isEvalTag(tag)) {
       wire::Eval e;
       e.rank = rank;
@@ -214,6 +233,7 @@ void ScriptMetrics::poll() {
     system_file_->flush();
   }
   readEventFiles(out);
+  event_mean_.expire(now, out);
   if (!out.empty()) sink_(out);
 }
 
@@ -224,11 +244,13 @@ void ScriptMetrics::finish() {
   for (Rank& r : ranks_) r.sampler.reset();
   std::vector<wire::Message> out;
   readEventFiles(out);
+  event_mean_.flush(out);
   if (!out.empty()) sink_(out);
 }
 
 void ScriptMetrics::restart() {
   mean_.reset();
+  event_mean_.reset();
   timer_.start();
 }
 

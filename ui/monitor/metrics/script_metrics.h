@@ -14,9 +14,11 @@
 //    loss tags with such a word are its evaluations; every other tag is a scalar of its own (a
 //    gauge, charted per rank and name).
 //  - printed losses (OutputLossReader, with the spec's loss_pattern), until the rank's event
-//    files give a training loss: those are exact and carry the script's own steps. The run's
-//    curve is the mean over the ranks at each step (PrintedMean: a step's points wait for the
-//    ranks that print, at most PrintedMean::kWaitS). The points of the lines read in one pass
+//    files give a training loss: those are exact and carry the script's own steps.
+// The run's curve is the mean over the ranks at each step (RankMean: a step's points wait for
+// the ranks that report, at most RankMean::kWaitS), one for printed losses (every rank waited
+// for) and one for event files' (a rank waited for once its files gave a loss). The points of the
+// lines read in one pass
 //    of the event loop go to the sink together (once the pass ends): a script printing
 //    100,000 lines a second costs the run's record one write a read, not one a line.
 // A rank that has connected through the client (isConnected) reports for itself: its event
@@ -36,7 +38,7 @@
 #include <vector>
 
 #include "metrics/output_loss.h"
-#include "metrics/printed_mean.h"
+#include "metrics/rank_mean.h"
 #include "metrics/tensorboard_tail.h"
 #include "run_spec.h"
 #include "wire.h"
@@ -84,7 +86,9 @@ class ScriptMetrics : public QObject {
     OutputLossReader printed;
     std::unique_ptr<SystemSampler> sampler;
     std::string lossTag;  // from the event files; set: printed losses are no longer read
+    bool ended = false;   // its process ended (steps no longer wait for its event files)
   };
+  static bool isTrainingLoss(const Rank& r, const std::string& tag);
   int rankOfFile(const QString& path) const;
   void sendPrinted();
   void queueSend();  // sendPrinted() once this event-loop pass ends
@@ -100,7 +104,8 @@ class ScriptMetrics : public QObject {
   QElapsedTimer clock_;
   double started_epoch_s_;  // the run's start on the event files' clock
   QTimer timer_;
-  PrintedMean mean_;                    // printed points until their step is complete
+  RankMean event_mean_;                 // event files' loss points until their step is complete
+  RankMean mean_;                       // printed points until their step is complete
   std::vector<wire::Message> printed_;  // loss points of lines not yet sent
   std::unique_ptr<QFile> system_file_;  // recordSystemMetrics()
   bool send_queued_ = false;

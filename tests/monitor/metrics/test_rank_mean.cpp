@@ -1,11 +1,11 @@
-// The run's curve of printed losses (metrics/printed_mean.h): a step goes out once every rank
+// The run's curve of printed losses (metrics/rank_mean.h): a step goes out once every rank
 // printed it, each point carrying the ranks' mean; ranks at different steps, a rank printing
 // every few steps, a rank that never prints (waited for kWaitS once), one that comes back, a
 // flood (at most kMaxHeldSteps held), a dropped rank, a late point, a redrawn step, flush and
 // reset.
 #include <QtTest>
 
-#include "metrics/printed_mean.h"
+#include "metrics/rank_mean.h"
 #include "qt_test_main.h"
 
 using namespace ddpdesk;
@@ -34,11 +34,11 @@ QString sent(std::vector<wire::Message>& out) {
 
 }  // namespace
 
-class TestPrintedMean : public QObject {
+class TestRankMean : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void aStepGoesOutWithTheMeanOnceEveryRankPrintedIt() {
-    PrintedMean m(2);
+    RankMean m(2);
     std::vector<wire::Message> out;
     m.add(point(0, 1, 1.0), 0.0, out);
     m.add(point(0, 2, 2.0), 0.1, out);
@@ -54,7 +54,7 @@ class TestPrintedMean : public QObject {
   // A rank that prints every second step: the steps it skips are the others' mean once it has
   // passed them.
   void aRankThatSkipsStepsCountsWhereItPrinted() {
-    PrintedMean m(2);
+    RankMean m(2);
     std::vector<wire::Message> out;
     m.add(point(0, 1, 1.0), 0.0, out);
     m.add(point(0, 2, 2.0), 0.0, out);
@@ -65,7 +65,7 @@ class TestPrintedMean : public QObject {
   // Only rank 0 prints: its first step waits kWaitS for rank 1, later steps do not; rank 1
   // printing at last is waited for again, and its point for a step already out goes out alone.
   void aSilentRankIsWaitedForOnceThenAgainWhenItPrints() {
-    PrintedMean m(2, 5.0);
+    RankMean m(2, 5.0);
     std::vector<wire::Message> out;
     m.add(point(0, 1, 1.0), 10.0, out);
     m.expire(14.9, out);
@@ -84,12 +84,12 @@ class TestPrintedMean : public QObject {
 
   // A flood of steps from one rank while the other is silent: at most kMaxHeldSteps wait.
   void aFloodHoldsAtMostTheLimit() {
-    PrintedMean m(2);
+    RankMean m(2);
     std::vector<wire::Message> out;
-    const auto limit = std::int64_t(PrintedMean::kMaxHeldSteps);
+    const auto limit = std::int64_t(RankMean::kMaxHeldSteps);
     for (std::int64_t k = 1; k <= limit; ++k) m.add(point(0, k, 1.0), 0.0, out);
     QVERIFY(out.empty());
-    QCOMPARE(m.heldSteps(), PrintedMean::kMaxHeldSteps);
+    QCOMPARE(m.heldSteps(), RankMean::kMaxHeldSteps);
     m.add(point(0, limit + 1, 1.0), 0.0, out);  // rank 1 is given up on: everything goes out
     QCOMPARE(int(out.size()), int(limit) + 1);
     QCOMPARE(int(m.heldSteps()), 0);
@@ -98,7 +98,7 @@ class TestPrintedMean : public QObject {
   // A dropped rank (ended, or reporting through the client) is never waited for again, even
   // when a late line of it is read.
   void aDroppedRankIsNotWaitedFor() {
-    PrintedMean m(3);
+    RankMean m(3);
     std::vector<wire::Message> out;
     m.add(point(0, 1, 1.0), 0.0, out);
     m.add(point(1, 1, 2.0), 0.0, out);
@@ -114,7 +114,7 @@ class TestPrintedMean : public QObject {
   // A step printed twice by a rank (a progress bar redrawn) counts with its last loss; flush
   // sends what is held as it is; after reset the steps start again.
   void redrawsFlushAndReset() {
-    PrintedMean m(2);
+    RankMean m(2);
     std::vector<wire::Message> out;
     m.add(point(0, 1, 1.0), 0.0, out);
     m.add(point(0, 1, 3.0), 0.0, out);
@@ -129,7 +129,29 @@ class TestPrintedMean : public QObject {
     m.add(point(1, 1, 9.0), 0.0, out);
     QCOMPARE(sent(out), QStringLiteral("0:1:7:8 1:1:9:8"));
   }
+
+  // Event files' losses (WaitFor::Reporters): a rank is waited for only once it has reported, so
+  // rank 0's files alone go out at once; once rank 1's appear, steps wait for it too; a reset
+  // forgets who reported.
+  void reportersAreWaitedForOnceTheyReported() {
+    RankMean m(2, 5.0, RankMean::WaitFor::Reporters);
+    std::vector<wire::Message> out;
+    m.add(point(0, 1, 1.0), 0.0, out);
+    m.add(point(0, 2, 2.0), 0.0, out);
+    QCOMPARE(sent(out), QStringLiteral("0:1:1:1 0:2:2:2"));
+    m.add(point(1, 3, 4.0), 0.0, out);
+    QCOMPARE(sent(out), QString());  // rank 0 has not reached step 3
+    m.add(point(0, 3, 2.0), 0.0, out);
+    QCOMPARE(sent(out), QStringLiteral("1:3:4:3 0:3:2:3"));
+    m.add(point(0, 4, 1.0), 1.0, out);
+    QCOMPARE(sent(out), QString());  // rank 1 reports now: waited for
+    m.expire(6.0, out);
+    QCOMPARE(sent(out), QStringLiteral("0:4:1:1"));
+    m.reset();
+    m.add(point(0, 1, 5.0), 7.0, out);
+    QCOMPARE(sent(out), QStringLiteral("0:1:5:5"));
+  }
 };
 
-DDPDESK_TEST_APPLESS_MAIN(TestPrintedMean)
-#include "test_printed_mean.moc"
+DDPDESK_TEST_APPLESS_MAIN(TestRankMean)
+#include "test_rank_mean.moc"
