@@ -130,6 +130,31 @@ class TestSlurmStatus : public QObject {
     QCOMPARE(e->what, QStringLiteral("Exited with exit code 3"));
     QVERIFY(!firstSrunTaskError(QStringLiteral("all fine\n")));
   }
+
+  void outOfMemoryTaskIsTheCause() {
+    // Rank 1 out of memory (exit 3), rank 0 failing because rank 1 is gone (exit 1): srun lists
+    // the tasks that ended together in task order (what a real Slurm printed).
+    const QString out = QStringLiteral(
+        "srun: error: vm: task 0: Exited with exit code 1\n"
+        "srun: launch/slurm: _step_signal: Terminating StepId=6025.0\n"
+        "srun: error: vm: task 1: Exited with exit code 3\n");
+    auto e = causeSrunTaskError(out, /*workerRanks=*/true);
+    QVERIFY(e);
+    QCOMPARE(e->node, QStringLiteral("vm"));
+    QCOMPARE(e->task, 1);
+    QCOMPARE(e->what, QStringLiteral("Exited with exit code 3"));
+    // A script's exit 3 means what the script says: the first line stays the cause.
+    e = causeSrunTaskError(out, /*workerRanks=*/false);
+    QVERIFY(e);
+    QCOMPARE(e->task, 0);
+    // No exit 3 (nor 30, 31...): the first line.
+    e = causeSrunTaskError(QStringLiteral("srun: error: vm: task 1: Exited with exit code 1\n"
+                                          "srun: error: vm: task 0: Exited with exit code 31\n"),
+                           true);
+    QVERIFY(e);
+    QCOMPARE(e->task, 1);
+    QVERIFY(!causeSrunTaskError(QStringLiteral("all fine\n"), true));
+  }
 };
 
 DDPDESK_TEST_APPLESS_MAIN(TestSlurmStatus)

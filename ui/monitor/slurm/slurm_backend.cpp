@@ -244,13 +244,17 @@ void SlurmBackend::stopSlurm(bool graceful) {
 }
 
 void SlurmBackend::nameFailedSlurmRank() {
-  // srun's own report in the job's output names the task that failed first and its node; else
-  // the rank that reported an error, else the first that ended without a word.
+  // srun's own report in the job's output names the task that failed first and its node (a
+  // worker rank out of memory before its peers, which fail because it is gone: srun lists
+  // tasks that ended together in task order); else the rank that reported an error, else the
+  // first that ended without a word.
   // Through a login node the ranks' files are read from the ssh mirror of the remote directory.
   const QString filesDir = mirror_ ? mirror_->directory() : runDir();
   QFile out(filesDir + QStringLiteral("/slurm-%1.out").arg(job_->jobId()));
+  const TaskInfo* task = find_task(spec().task);
+  const bool workerRanks = !(task && task->python_script);
   const auto srun = out.open(QIODevice::ReadOnly)
-                        ? firstSrunTaskError(QString::fromLocal8Bit(out.readAll()))
+                        ? causeSrunTaskError(QString::fromLocal8Bit(out.readAll()), workerRanks)
                         : std::nullopt;
   const auto& known = follower_->ranks();
   const RunFollower::Rank* culprit = nullptr;

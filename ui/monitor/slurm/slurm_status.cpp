@@ -146,4 +146,14 @@ std::optional<SrunTaskError> firstSrunTaskError(const QString& text) {
   return SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3).trimmed()};
 }
 
+std::optional<SrunTaskError> causeSrunTaskError(const QString& text, bool workerRanks) {
+  static const QRegularExpression oom(
+      QStringLiteral("^srun: error: (\\S+): task (\\d+): (Exited with exit code 3)\\s*$"),
+      QRegularExpression::MultilineOption);
+  if (workerRanks)
+    if (const auto m = oom.match(text); m.hasMatch())
+      return SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3)};
+  return firstSrunTaskError(text);
+}
+
 }  // namespace ddpdesk

@@ -45,12 +45,18 @@ std::optional<SlurmJobStatus> parseSacct(const QString& text);
 
 // srun's word on a task that went wrong, from the batch job's output:
 //   "srun: error: node7: task 1: Exited with exit code 3" / "...: task 0: Killed"
-// The first such line (srun reports the task that failed first), nullopt when there is none.
+// The first such line (srun reports the task that failed first, when the tasks end at different
+// moments), nullopt when there is none.
 struct SrunTaskError {
   QString node;
   int task = -1;
   QString what;  // "Exited with exit code 3", "Killed", "Segmentation fault"
 };
 std::optional<SrunTaskError> firstSrunTaskError(const QString& batchOutput);
+// The task srun's lines name as the cause. srun reports tasks that ended within one moment in
+// task order, not in the order they failed, so with workerRanks (ddpdesk-worker ranks, whose exit
+// 3 is an out-of-memory and whose peers then exit 1, the rank gone) the first task that exited
+// with code 3 is the cause, before the first line; else the first line.
+std::optional<SrunTaskError> causeSrunTaskError(const QString& batchOutput, bool workerRanks);
 
 }  // namespace ddpdesk
