@@ -116,6 +116,34 @@ no_rank_left "after the rank died"
 echo "a dying rank: $(grep -m1 "run failed" "$tmp/dies.err")"
 echo "followed: $(grep -m1 "run failed" "$tmp/dies-attach.err")"
 
+# 3b. Rank 1 killed (SIGKILL) mid-run: rank 0 fails because its peer is gone and says which (the
+#     error's peer), and srun may list task 0 before task 1 (tasks that ended together are
+#     listed in task order): the run names rank 1, the rank that died.
+DDPDESK_FAULT_SLOW_RANK=0:40 timeout 120 "$ddpdesk" --headless "${spec[@]}" "${slurm[@]}" \
+  --run-dir "$tmp/killed" >"$tmp/killed.out" 2>"$tmp/killed.err" &
+dd_pid=$!
+pid1=
+for _ in $(seq 1200); do
+  if [ "$(grep -c '"type":"step"' "$tmp/killed/metrics/rank-1.jsonl" 2>/dev/null)" -ge 3 ]; then
+    pid1=$(/usr/bin/python3 -c 'import json,sys
+print(next(json.loads(l)["pid"] for l in open(sys.argv[1]) if "\"hello\"" in l))' \
+      "$tmp/killed/metrics/rank-1.jsonl")
+    break
+  fi
+  kill -0 "$dd_pid" 2>/dev/null || break
+  sleep 0.05
+done
+[ -n "$pid1" ] && kill -9 "$pid1"
+wait "$dd_pid"
+rc=$?
+dd_pid=
+[ -n "$pid1" ] || bad "rank 1 never stepped: nothing was killed"
+[ "$rc" -eq 1 ] || bad "the run whose rank 1 was killed exited $rc, expected 1"
+grep -q "run failed: rank 1 on $node" "$tmp/killed.err" ||
+  { bad "rank 1 on $node not named"; tail -n 12 "$tmp/killed.err"; cat "$tmp"/killed/slurm-*.out; }
+no_rank_left "after rank 1 was killed"
+echo "a killed rank 1: $(grep -m1 "run failed" "$tmp/killed.err"); srun said: $(grep -h "srun: error" "$tmp"/killed/slurm-*.out | tr '\n' ' ')"
+
 # 4. Stops in every state of the job, with stop_when and stopped_with_checkpoint as in 1.
 # a. ddpdesk starved (SIGSTOP) from its first poll (pending) until the job ran 5 steps: its last
 #    word on the job is stale, yet the stop must signal the ranks, not cancel the job (which

@@ -158,6 +158,7 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
         r.info = *h;
         r.lastWord.clear();
         r.error.clear();
+        r.errorPeer = -1;
         r.gone = false;
         world_ = std::max(world_, h->world);
         if (again) settling_ = ended_ = false;
@@ -170,6 +171,7 @@ void RunFollower::pollRank(int rank, MetricsTail& tail) {
       } else if (const auto* er = std::get_if<wire::Error>(&*d.message)) {
         r.lastWord = QStringLiteral("error");
         r.error = QString::fromStdString(er->message);
+        r.errorPeer = er->peer;
       }
       batch.push_back(std::move(*d.message));
       lines.append(line.data(), qsizetype(line.size())).append('\n');

@@ -45,6 +45,7 @@ class RunFollower : public QObject {
     wire::Hello info;       // the latest hello (pid, host, world, device)
     QString lastWord;       // "finished", "stopped" or "error", from its file; empty while running
     QString error;          // its last error message
+    int errorPeer = -1;     // the rank its error blames (the wire's `peer`: a peer it lost)
     bool gone = false;      // on this host, and its pid no longer exists
     bool reported = false;  // rankEnded() was emitted for the current ending
     QElapsedTimer heard;    // since its file last gave a line

@@ -253,9 +253,9 @@ void SlurmBackend::nameFailedSlurmRank() {
   QFile out(filesDir + QStringLiteral("/slurm-%1.out").arg(job_->jobId()));
   const TaskInfo* task = find_task(spec().task);
   const bool workerRanks = !(task && task->python_script);
-  const auto srun = out.open(QIODevice::ReadOnly)
-                        ? causeSrunTaskError(QString::fromLocal8Bit(out.readAll()), workerRanks)
-                        : std::nullopt;
+  const QString batchOutput =
+      out.open(QIODevice::ReadOnly) ? QString::fromLocal8Bit(out.readAll()) : QString();
+  std::optional<SrunTaskError> srun = causeSrunTaskError(batchOutput, workerRanks);
   const auto& known = follower_->ranks();
   const RunFollower::Rank* culprit = nullptr;
   if (srun && known.count(srun->task)) culprit = &known.at(srun->task);
@@ -264,6 +264,20 @@ void SlurmBackend::nameFailedSlurmRank() {
   for (const auto& [rank, r] : known)
     if (!culprit && r.lastWord.isEmpty()) culprit = &r;
   if (!culprit && !srun) return;
+  // A culprit that failed because a peer was gone (its error names the peer, as the shared-memory
+  // communicator's do) is not the cause when that peer failed too (its record says so, it is
+  // gone from this host, or srun reports it): the peer is.
+  if (culprit && culprit->errorPeer >= 0 && culprit->errorPeer != culprit->rank &&
+      known.count(culprit->errorPeer)) {
+    const RunFollower::Rank& peer = known.at(culprit->errorPeer);
+    std::optional<SrunTaskError> peerLine;
+    for (const SrunTaskError& e : srunTaskErrors(batchOutput))
+      if (e.task == peer.rank && !peerLine) peerLine = e;
+    if (peer.failed() || peerLine) {
+      culprit = &peer;
+      srun = peerLine;
+    }
+  }
   failure().rank = culprit ? culprit->rank : srun->task;
   failure().node =
       srun ? srun->node : QString::fromStdString(culprit ? culprit->info.host : std::string());

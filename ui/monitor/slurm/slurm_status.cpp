@@ -137,23 +137,30 @@ std::optional<SlurmJobStatus> parseSacct(const QString& text) {
   return s;
 }
 
-std::optional<SrunTaskError> firstSrunTaskError(const QString& text) {
+std::vector<SrunTaskError> srunTaskErrors(const QString& text) {
   // Ranges ("tasks 0-1: Killed") name no single culprit; skipped.
   static const QRegularExpression line(QStringLiteral("^srun: error: (\\S+): task (\\d+): (.+)$"),
                                        QRegularExpression::MultilineOption);
-  const auto m = line.match(text);
-  if (!m.hasMatch()) return std::nullopt;
-  return SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3).trimmed()};
+  std::vector<SrunTaskError> out;
+  for (auto it = line.globalMatch(text); it.hasNext();) {
+    const auto m = it.next();
+    out.push_back(SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3).trimmed()});
+  }
+  return out;
+}
+
+std::optional<SrunTaskError> firstSrunTaskError(const QString& text) {
+  const std::vector<SrunTaskError> all = srunTaskErrors(text);
+  return all.empty() ? std::nullopt : std::optional<SrunTaskError>(all.front());
 }
 
 std::optional<SrunTaskError> causeSrunTaskError(const QString& text, bool workerRanks) {
-  static const QRegularExpression oom(
-      QStringLiteral("^srun: error: (\\S+): task (\\d+): (Exited with exit code 3)\\s*$"),
-      QRegularExpression::MultilineOption);
+  const std::vector<SrunTaskError> all = srunTaskErrors(text);
+  if (all.empty()) return std::nullopt;
   if (workerRanks)
-    if (const auto m = oom.match(text); m.hasMatch())
-      return SrunTaskError{m.captured(1), m.captured(2).toInt(), m.captured(3)};
-  return firstSrunTaskError(text);
+    for (const SrunTaskError& e : all)
+      if (e.what == QLatin1String("Exited with exit code 3")) return e;
+  return all.front();
 }
 
 }  // namespace ddpdesk

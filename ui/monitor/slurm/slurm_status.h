@@ -8,6 +8,7 @@
 
 #include <QString>
 #include <optional>
+#include <vector>
 
 namespace ddpdesk {
 
@@ -52,6 +53,8 @@ struct SrunTaskError {
   int task = -1;
   QString what;  // "Exited with exit code 3", "Killed", "Segmentation fault"
 };
+// Every single-task error line srun wrote in the job's output, in order.
+std::vector<SrunTaskError> srunTaskErrors(const QString& batchOutput);
 std::optional<SrunTaskError> firstSrunTaskError(const QString& batchOutput);
 // The task srun's lines name as the cause. srun reports tasks that ended within one moment in
 // task order, not in the order they failed, so with workerRanks (ddpdesk-worker ranks, whose exit
