@@ -9,6 +9,8 @@
 #include <QFileInfo>
 #include <algorithm>
 
+#include "exit_record.h"
+
 #include "follow/run_follower.h"
 #include "local/script_rank.h"
 #include "metrics/metrics_store.h"
@@ -356,8 +358,12 @@ void SlurmBackend::finalizeSlurm(const SlurmJobStatus& s) {
                                 .arg(progress.step);
   }
   RunStatus st;
+  // Each rank's own exit code where it left its exit record (an out-of-memory's 3); srun's
+  // report holds only the job's.
+  const std::string filesDir = (mirror_ ? mirror_->directory() : runDir()).toStdString();
   for (const RankState& r : ranks()) {
-    st.exitCodes.append(r.exitCode);
+    const auto record = read_exit_record(exit_record_path(filesDir, r.rank));
+    st.exitCodes.append(record ? record->exit_code : r.exitCode);
     st.termSignals.append(0);
   }
   if (follower_) {
