@@ -193,6 +193,11 @@ void NcclComm::throw_if_failed() const {
 // every wait on the stream (a host wait, the compute stream's wait for a bucket).
 void NcclComm::watch() {
   cudaSetDevice(device_);
+  // Never barred by a CUDA graph being recorded on another thread (--cuda-graph): in the global
+  // capture mode (LibTorch before 2.1) this thread's event queries would fail, ending the
+  // recording and the run. Relaxed: its queries touch only the communicator's own stream.
+  cudaStreamCaptureMode relaxed = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&relaxed);
   auto held_since = Clock::now();  // when the watchdog last had mu_
   std::unique_lock<std::mutex> quit(quit_mu_);
   while (!quit_cv_.wait_for(quit, kWatchPeriod, [this] { return quit_; })) {

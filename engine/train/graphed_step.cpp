@@ -9,6 +9,9 @@ namespace ddpdesk {
 namespace {
 
 constexpr std::size_t kWholeOnDevice = std::size_t{2} << 30;  // 2 GiB
+// Optimizer steps run unrecorded before the recording: lazy initialisation (cuBLAS workspaces,
+// cuDNN's choices, a TorchScript executor's first runs) happens there, not in the graph.
+constexpr std::int64_t kUnrecordedSteps = 2;
 
 }  // namespace
 
@@ -86,16 +89,12 @@ void GraphedStep::micro_step(std::int64_t begin, std::int64_t end) {
     into(b.lengths, cpu.lengths);
     into(b.target, cpu.target);
   }
-  // Recorded from the second window on (the first one initialised what a first step does).
-  if (record_ && n == micro_ && steps_ >= 1) {
+  // Recorded from the third window on (the first two initialise what first steps do).
+  if (record_ && n == micro_ && steps_ >= kUnrecordedSteps) {
     if (micro_graph_.captured()) {
       micro_graph_.replay();
     } else {
-      try {
-        micro_graph_.run_then_capture(device_.index(), [this, &b] { run_micro(b); });
-      } catch (const CaptureFailed& e) {
-        stop_recording(e);
-      }
+      capture(micro_graph_, [this, &b] { run_micro(b); });
     }
     return;
   }
@@ -110,15 +109,11 @@ void GraphedStep::run_micro(const Batch& b) {
 
 void GraphedStep::optimizer_step() {
   optimizer_.begin_step();
-  if (record_ && steps_ >= 1) {
+  if (record_ && steps_ >= kUnrecordedSteps) {
     if (optimizer_graph_.captured()) {
       optimizer_graph_.replay();
     } else {
-      try {
-        optimizer_graph_.run_then_capture(device_.index(), [this] { optimizer_.update(); });
-      } catch (const CaptureFailed& e) {
-        stop_recording(e);
-      }
+      capture(optimizer_graph_, [this] { optimizer_.update(); });
     }
   } else {
     optimizer_.update();
@@ -126,24 +121,22 @@ void GraphedStep::optimizer_step() {
   ++steps_;
 }
 
-// The real run had finished when the recording failed: the step goes on, and every later one
-// runs unrecorded (a recording that did succeed is dropped with the rest, for one rule).
-void GraphedStep::stop_recording(const std::exception& e) {
-  record_ = false;
-  const std::string what = e.what();
-  line_ = "CUDA graphs: the step could not be recorded (" + what.substr(0, what.find('\n')) +
-          "); it runs unrecorded from now on";
+// A failed recording ends the run (cuda_graph.h says why), in one line that says what to do.
+void GraphedStep::capture(CudaGraph& graph, const std::function<void()>& work) {
+  try {
+    graph.run_then_capture(device_.index(), work);
+  } catch (const CaptureFailed& e) {
+    const std::string what = e.what();
+    throw CaptureFailed("--cuda-graph: the training step could not be recorded as a CUDA graph (" +
+                        what.substr(0, what.find('\n')) + "); run without --cuda-graph");
+  }
 }
 
 std::string GraphedStep::take_line() {
-  if (record_ && !said_ && micro_graph_.captured() && optimizer_graph_.captured()) {
-    said_ = true;
-    line_ = "CUDA graphs: the micro-step of " + std::to_string(micro_) +
-            " samples and the optimizer update recorded; replayed from now on";
-  }
-  std::string out;
-  out.swap(line_);
-  return out;
+  if (!record_ || said_ || !micro_graph_.captured() || !optimizer_graph_.captured()) return {};
+  said_ = true;
+  return "CUDA graphs: the micro-step of " + std::to_string(micro_) +
+         " samples and the optimizer update recorded; replayed from now on";
 }
 
 }  // namespace ddpdesk

@@ -8,10 +8,11 @@
 //     accumulating into GradSync's buckets) on the buffers of the run's micro-batch size;
 //   - the optimizer update: FusedAdam's tensor ops, its bias corrections in tensors
 //     (begin_step() sets them each step outside the graph).
-// The first window runs unrecorded on the default stream (lazy initialisation, as a first step
-// does); the next micro-step of the regular size and the next optimizer update are each run for
-// real and recorded on a side stream (CudaGraph), then replayed. Anything of another size (an
-// epoch's short last micro-batch) runs unrecorded. The trainer keeps everything else: the
+// The first two windows run unrecorded (lazy initialisation, as first steps do); the next
+// micro-step of the regular size and the next optimizer update are each run for real and
+// recorded (CudaGraph), then replayed. A CUDA rank does all of it on a CaptureStream of its own,
+// made by the trainer before the gradient buckets (cuda_graph.h says why). Anything of another size
+// (an epoch's short last micro-batch) runs unrecorded. The trainer keeps everything else: the
 // gradient allreduce after the window (the bucket hooks stay disarmed during backward), fp16's
 // scale (the multiplier), the stop vote and the values read back.
 // Without recording (a build without CUDA, or the test-only fault DDPDESK_FAULT_GRAPHED_CPU on a
@@ -20,7 +21,7 @@
 #pragma once
 
 #include <cstdint>
-#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,13 +60,13 @@ class GraphedStep {
   void optimizer_step();
   // Whether this object records (a CUDA build asked to); false: the same path unrecorded.
   bool recording() const { return record_; }
-  // A line for rank 0 to say, once: both graphs recorded, or the recording failed and the step
-  // runs unrecorded from now on. Empty otherwise.
+  // Once both graphs are recorded, rank 0's line saying so (then empty again); empty otherwise.
+  // A recording that fails throws CaptureFailed: the run ends with its line.
   std::string take_line();
 
  private:
   Batch& buffers(std::int64_t n);
-  void stop_recording(const std::exception& e);
+  void capture(CudaGraph& graph, const std::function<void()>& work);
   void run_micro(const Batch& b);
 
   Task& task_;
@@ -82,7 +83,6 @@ class GraphedStep {
   std::int64_t steps_ = 0;                  // optimizer steps taken through this object
   CudaGraph micro_graph_, optimizer_graph_;
   bool said_ = false;
-  std::string line_;  // for take_line()
 };
 
 }  // namespace ddpdesk

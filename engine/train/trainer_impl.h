@@ -18,6 +18,7 @@
 
 #include "checkpoint.h"
 #include "communicator.h"
+#include "cuda_graph.h"
 #include "evaluation.h"
 #include "fault_injection.h"
 #include "fused_adam.h"
@@ -103,6 +104,7 @@ class Trainer {
   bool seed_rng_ = false;
   StepClock clock_;
   std::unique_ptr<FusedAdam> optimizer_;
+  std::unique_ptr<CaptureStream> capture_stream_;  // --cuda-graph on CUDA; destroyed last of these
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<GradSync> sync_;        // declared after comm_: destroyed first
   std::unique_ptr<GraphedStep> graphed_;  // --cuda-graph's step; null: the ordinary one

@@ -73,6 +73,10 @@ void Trainer::set_up() {
   }
   const bool overlap =
       overlap_communication(env_, cuda, o_.settings, std::thread::hardware_concurrency());
+  // A recorded step trains on a stream of its own from before the gradient accumulators are
+  // made (cuda_graph.h: CaptureStream).
+  if (spec_.cuda_graph && cuda && task_.capturable())
+    capture_stream_ = std::make_unique<CaptureStream>(device_.index());
   sync_ = std::make_unique<GradSync>(params_, comm_.get(), overlap);
   if (spec_.fit_batch) fit_micro_batch();
   set_up_cuda_graphs();

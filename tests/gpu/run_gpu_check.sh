@@ -92,9 +92,9 @@ done
 # --cuda-graph: the same run with its micro-step and optimizer update recorded as CUDA graphs.
 # Throughput beside the unrecorded worker's and PyTorch's (the aim: at least twice PyTorch eager
 # at batch 64). Then two short runs, recorded and not, every step logged: the recording must be
-# announced, and the losses must agree step by step (step 1 runs unrecorded in both, step 2 is
-# the first replayed micro-step, step 3 follows the first replayed update) — to 1e-4, since a
-# GPU's atomics may round differently from run to run.
+# announced, and the losses must agree step by step (steps 1 and 2 run unrecorded in both, step
+# 3 is recorded and replayed, step 4 follows the first replayed update) — to 1e-4, since a GPU's
+# atomics may round differently from run to run.
 gpu_step worker-cnn-b64-graph 180 rank0 29537 env DDPDESK_FORCE_COMM=1 \
   "$w" --task fmnist-cnn --device cuda --batch-size 64 --epochs 2 --lr 1e-3 --cuda-graph
 # (A rehearsal takes the same path on the CPU without recording: DDPDESK_FAULT_GRAPHED_CPU.)
@@ -165,6 +165,18 @@ gpu_step user-task-train 180 rank0 29533 env DDPDESK_FORCE_COMM=1 "$w" --task sc
   --model "$user/model.pt" --train-data "$user/train.safetensors" \
   --eval-data "$user/eval.safetensors" --batch-size 64 --accum-steps 2 --epochs 1 \
   --run-dir "$user/run"
+# The user's TorchScript model recorded too (an MLP without dropout draws no random numbers).
+user_graph() {
+  local out
+  out=$(rank0 29540 env DDPDESK_FORCE_COMM=1 "$w" --task script --device cuda \
+    --model "$user/model.pt" --train-data "$user/train.safetensors" --batch-size 64 \
+    --accum-steps 2 --epochs 1 --cuda-graph 2>&1) || { echo "$out" | tail -n 5; return 1; }
+  echo "$out" | grep -E "CUDA graphs|samples_per_s" | tail -n 3
+  echo "$out" | grep -q "CUDA graphs: the micro-step of 64 samples and the optimizer update recorded" ||
+    { echo "the user's model was not recorded"; return 1; }
+}
+export -f user_graph
+gpu_step user-task-graph 120 user_graph
 gpu_step user-model-loads-on-cpu 60 python3 -c "import torch,sys; m=torch.jit.load(sys.argv[1], map_location='cpu'); print('model.pt loads on CPU:', sum(p.numel() for p in m.parameters()), 'parameters, on', {str(p.device) for p in m.parameters()})" "$user/run/model.pt"
 
 gauges() {
