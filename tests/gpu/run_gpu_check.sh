@@ -37,6 +37,7 @@ rehearse=${GPU_CHECK_REHEARSE:-0}
 : "${DDPDESK_FMNIST_DIR:?set it to a folder holding the Fashion-MNIST .gz files}"
 export DDPDESK_FMNIST_DIR
 logs=${GPU_CHECK_LOG_DIR:-$(mktemp -d)}
+export logs  # the steps run in shells of their own
 mkdir -p "$logs"
 
 results=()
@@ -153,7 +154,6 @@ close_losses() {
   python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert abs(a - b) <= 0.25 * b, (a, b)' "$a" "$b"
 }
 export -f close_losses
-export logs
 for p in bf16 fp16; do gpu_step "precision-$p-vs-pytorch" 20 close_losses $p; done
 
 user=$(mktemp -d)
