@@ -35,9 +35,9 @@ namespace {
 void scripted_out_of_memory() {
   // The native resolver knows only `torch`: this one names the test's operators too.
   struct Ops : torch::jit::Resolver {
-    std::shared_ptr<torch::jit::SugaredValue> resolveValue(const std::string& name,
-                                                           torch::jit::GraphFunction&,
-                                                           const torch::jit::SourceRange&) override {
+    std::shared_ptr<torch::jit::SugaredValue> resolveValue(
+        const std::string& name, torch::jit::GraphFunction&,
+        const torch::jit::SourceRange&) override {
       if (name == "ddpdesk_test") return std::make_shared<torch::jit::BuiltinModule>(name);
       return nullptr;
     }
@@ -47,8 +47,8 @@ void scripted_out_of_memory() {
   };
   static const auto unit = [] {
     auto u = std::make_shared<torch::jit::CompilationUnit>();
-    u->define(c10::nullopt, "def f(x):\n    return ddpdesk_test.oom(x)\n",
-              std::make_shared<Ops>(), nullptr);
+    u->define(c10::nullopt, "def f(x):\n    return ddpdesk_test.oom(x)\n", std::make_shared<Ops>(),
+              nullptr);
     return u;
   }();
   unit->run_method("f", torch::ones({3}));
@@ -104,19 +104,28 @@ std::unique_ptr<TrialTask> trial_task(std::int64_t limit) {
   return std::make_unique<TrialTask>(make_task(s, torch::Device(torch::kCPU)), limit);
 }
 
+// What fit_batch needs around a task: its epoch's first `n` indices, gradient buckets with no
+// communicator, no faults.
+struct TrialRig {
+  TrialRig(TrialTask& task, std::int64_t n) : sync(task.parameters(), nullptr) {
+    for (std::int64_t i = 0; i < n; ++i) indices.push_back(i);
+    trial.task = &task;
+    trial.indices = &indices;
+    trial.sync = &sync;
+    trial.faults = &faults;
+  }
+  std::vector<std::int64_t> indices;
+  GradSync sync;
+  FaultInjection faults{FaultSettings{}, 0};
+  FitTrial trial;
+};
+
 }  // namespace
 
 TEST(BatchFitTrials, SettlesOnTheLargestSizeThatFitsAndRestoresWhatTheTrialsTouched) {
   auto task = trial_task(5);
-  std::vector<std::int64_t> indices(32);
-  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::int64_t>(i);
-  GradSync sync(task->parameters(), nullptr);
-  FaultInjection faults(FaultSettings{}, 0);
-  FitTrial t;
-  t.task = task.get();
-  t.indices = &indices;
-  t.sync = &sync;
-  t.faults = &faults;
+  TrialRig rig(*task, 32);
+  const FitTrial& t = rig.trial;
 
   torch::manual_seed(7);
   at::Generator gen = at::detail::getDefaultCPUGenerator();
@@ -138,14 +147,8 @@ TEST(BatchFitTrials, SettlesOnTheLargestSizeThatFitsAndRestoresWhatTheTrialsTouc
 
 TEST(BatchFitTrials, NothingFittingIsOneLineNamingTheRank) {
   auto task = trial_task(0);
-  std::vector<std::int64_t> indices = {0, 1, 2, 3};
-  GradSync sync(task->parameters(), nullptr);
-  FaultInjection faults(FaultSettings{}, 0);
-  FitTrial t;
-  t.task = task.get();
-  t.indices = &indices;
-  t.sync = &sync;
-  t.faults = &faults;
+  TrialRig rig(*task, 4);
+  const FitTrial& t = rig.trial;
   try {
     fit_batch(t, 4, 1);
     FAIL() << "a fit where nothing fits";
@@ -173,16 +176,8 @@ TEST(BatchFitTrials, AnOutOfMemoryInsideTorchScriptIsOneToo) {
 
   auto task = trial_task(5);
   task->scripted = true;
-  std::vector<std::int64_t> indices(32);
-  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::int64_t>(i);
-  GradSync sync(task->parameters(), nullptr);
-  FaultInjection faults(FaultSettings{}, 0);
-  FitTrial t;
-  t.task = task.get();
-  t.indices = &indices;
-  t.sync = &sync;
-  t.faults = &faults;
-  const BatchFit fit = fit_batch(t, 16, 2);
+  TrialRig rig(*task, 32);
+  const BatchFit fit = fit_batch(rig.trial, 16, 2);
   EXPECT_EQ(fit.line, "micro-batch 4 × 8 accumulation steps fits (asked 16 × 2)");
   EXPECT_TRUE(torch::equal(task->running_, torch::zeros({3})));
 }
