@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "dataset.h"
-#include "gpu_memory.h"
 #include "device_batch.h"
+#include "gpu_memory.h"
 #include "replica_sync.h"
 #include "step_diagnostics.h"
 #include "trainer_impl.h"

@@ -26,11 +26,11 @@ namespace {
 // The fields a person sets for most runs; the rest go under "Advanced".
 const QStringList& basicKeys() {
   static const QStringList keys = {
-      QStringLiteral("task"),         QStringLiteral("device"),       QStringLiteral("precision"),
-      QStringLiteral("nproc"),        QStringLiteral("batch_size"),   QStringLiteral("accum_steps"),
-      QStringLiteral("epochs"),       QStringLiteral("lr"),           QStringLiteral("weight_decay"),
-      QStringLiteral("seed"),         QStringLiteral("dataset_size"), QStringLiteral("log_interval"),
-      QStringLiteral("name"),         QStringLiteral("tensorboard")};
+      QStringLiteral("task"),   QStringLiteral("device"),       QStringLiteral("precision"),
+      QStringLiteral("nproc"),  QStringLiteral("batch_size"),   QStringLiteral("accum_steps"),
+      QStringLiteral("epochs"), QStringLiteral("lr"),           QStringLiteral("weight_decay"),
+      QStringLiteral("seed"),   QStringLiteral("dataset_size"), QStringLiteral("log_interval"),
+      QStringLiteral("name"),   QStringLiteral("tensorboard")};
   return keys;
 }
 
