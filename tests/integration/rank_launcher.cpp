@@ -157,6 +157,21 @@ RankRun launch_ranks(const LaunchOptions& o) {
   return run;
 }
 
+RunSteps run_steps(LaunchOptions o, const std::string& tag) {
+  const std::string dir = temp_dir(tag);
+  o.args.insert(o.args.end(), {"--metrics-file", dir + "/rank{rank}.jsonl"});
+  const RankRun r = launch_ranks(o);
+  RunSteps out;
+  if (r.timed_out) out.failed += "timed out; ";
+  for (int k = 0; k < o.world; ++k) {
+    if (r.exit_codes[k] != 0)
+      out.failed += "rank " + std::to_string(k) + " exited " + std::to_string(r.exit_codes[k]) +
+                    ": " + r.stderr_text[k] + "; ";
+    out.steps.push_back(read_messages(dir + "/rank" + std::to_string(k) + ".jsonl", "step"));
+  }
+  return out;
+}
+
 std::vector<nlohmann::json> read_messages(const std::string& path, const std::string& type) {
   std::vector<nlohmann::json> out;
   std::ifstream in(path);

@@ -42,6 +42,15 @@ std::string temp_dir(const std::string& tag);  // fresh directory under the test
 int free_port();
 RankRun launch_ranks(const LaunchOptions& o);
 
+// A run that should succeed, and every rank's step messages: `o` launched with a metrics file
+// per rank (--metrics-file added to its args, in a fresh temp_dir(tag)). `failed` says what went
+// wrong (a timeout, a rank's exit code and its stderr), empty when every rank exited 0.
+struct RunSteps {
+  std::vector<std::vector<nlohmann::json>> steps;  // per rank, in order
+  std::string failed;
+};
+RunSteps run_steps(LaunchOptions o, const std::string& tag);
+
 // Messages of one type from a JSONL metrics file, in order.
 std::vector<nlohmann::json> read_messages(const std::string& path, const std::string& type);
 // The highest optimizer step in a metrics file so far (0 when none); safe on a growing file.

@@ -18,7 +18,6 @@ struct Trained {
 Trained train(int world, int batch, int accum, const std::string& task = "seed",
               const std::string& size = "960", const std::string& comm = "auto",
               const std::string& overlap = "") {
-  const std::string dir = temp_dir("accum");
   LaunchOptions o;
   o.world = world;
   o.args = {"--task",         task,
@@ -26,17 +25,11 @@ Trained train(int world, int batch, int accum, const std::string& task = "seed",
             "--batch-size",   std::to_string(batch),
             "--accum-steps",  std::to_string(accum),
             "--epochs",       "1",
-            "--lr",           "1e-3",
-            "--metrics-file", dir + "/rank{rank}.jsonl"};
+            "--lr",           "1e-3"};
   o.env = {{"DDPDESK_DEBUG_STEPS", "1"}, {"DDPDESK_COMM", comm}, {"DDPDESK_OVERLAP", overlap}};
-  RankRun r = launch_ranks(o);
-  EXPECT_FALSE(r.timed_out);
-  Trained out;
-  for (int k = 0; k < world; ++k) {
-    EXPECT_EQ(r.exit_codes[k], 0) << r.stderr_text[k];
-    out.steps.push_back(read_messages(dir + "/rank" + std::to_string(k) + ".jsonl", "step"));
-  }
-  return out;
+  RunSteps r = run_steps(o, "accum");
+  EXPECT_EQ(r.failed, "");
+  return {r.steps};
 }
 
 // The same run for tests that only read it (worker launches are most of this file's time: each

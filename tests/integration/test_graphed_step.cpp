@@ -13,20 +13,13 @@ using namespace ddpdesk::test;
 namespace {
 
 std::vector<std::vector<nlohmann::json>> train(bool graphed, std::vector<std::string> args) {
-  const std::string dir = temp_dir("graphed");
   LaunchOptions o;
   o.world = 2;
   o.args = std::move(args);
-  o.args.insert(o.args.end(), {"--metrics-file", dir + "/m{rank}.jsonl"});
   o.env = {{"DDPDESK_DEBUG_STEPS", "1"}, {"DDPDESK_FAULT_GRAPHED_CPU", graphed ? "1" : "0"}};
-  RankRun r = launch_ranks(o);
-  EXPECT_FALSE(r.timed_out);
-  std::vector<std::vector<nlohmann::json>> steps;
-  for (int k = 0; k < 2; ++k) {
-    EXPECT_EQ(r.exit_codes[k], 0) << r.stderr_text[k];
-    steps.push_back(read_messages(dir + "/m" + std::to_string(k) + ".jsonl", "step"));
-  }
-  return steps;
+  RunSteps r = run_steps(o, "graphed");
+  EXPECT_EQ(r.failed, "");
+  return r.steps;
 }
 
 void expect_bitwise_equal(const std::vector<std::string>& args, std::size_t steps) {

@@ -27,20 +27,13 @@ struct Trained {
 };
 
 Trained train(int world, const std::vector<std::string>& args, const std::string& tag) {
-  const std::string dir = temp_dir(tag);
   LaunchOptions o;
   o.world = world;
   o.args = args;
-  o.args.insert(o.args.end(), {"--metrics-file", dir + "/rank{rank}.jsonl"});
   o.env = {{"DDPDESK_DEBUG_STEPS", "1"}};
-  RankRun r = launch_ranks(o);
-  EXPECT_FALSE(r.timed_out);
-  Trained out;
-  for (int k = 0; k < world; ++k) {
-    EXPECT_EQ(r.exit_codes[k], 0) << r.stderr_text[k];
-    out.steps.push_back(read_messages(dir + "/rank" + std::to_string(k) + ".jsonl", "step"));
-  }
-  return out;
+  RunSteps r = run_steps(o, tag);
+  EXPECT_EQ(r.failed, "");
+  return {r.steps};
 }
 
 std::vector<std::string> mlp(int batch, int accum, const std::string& precision) {
