@@ -47,7 +47,11 @@ Telemetry::Telemetry(Options o) : opts_(std::move(o)) {
   if (!opts_.tensorboard_dir.empty())
     tb_ = std::make_unique<TensorBoardSink>(opts_.tensorboard_dir, opts_.hello.rank);
   if (!opts_.metrics_file.empty()) {
-    file_ = ::open(opts_.metrics_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    // Read and write: the last byte is read back below (a write-only descriptor fails pread);
+    // write-only where the file may not be read.
+    const char* path = opts_.metrics_file.c_str();
+    file_ = ::open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (file_ < 0 && errno == EACCES) file_ = ::open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (file_ < 0)
       throw std::runtime_error("cannot write --metrics-file '" + opts_.metrics_file +
                                "': " + std::strerror(errno));
