@@ -4,9 +4,10 @@ Runs unchanged under torchrun too. It shows what a script does to be a good ddpd
 - gradient accumulation done right: no_sync() on the micro-steps before the window's last, and
   the loss normalised by the window's global sample count, so world 2 x accumulation 2 trains
   exactly as world 1 x accumulation 4 on the same samples would (up to float rounding);
-- the client: every rank's loss per optimizer step (ddpdesk.log), the Stop button seen by every
-  rank at the same step (ddpdesk.should_stop, voted with an allreduce), a checkpoint in the run
-  directory when stopped or finished, and a resume from DDPDESK_RESUME;
+- the client: every rank's loss per optimizer step (ddpdesk.log), where each step's time goes
+  (ddpdesk.phase: the window's Time per step chart), the Stop button seen by every rank at the
+  same step (ddpdesk.should_stop, voted with an allreduce), a checkpoint in the run directory
+  when stopped or finished, and a resume from DDPDESK_RESUME;
 - --losses FILE: each rank also writes "step loss" lines (FILE.rank-N), for checking the charts.
 
     ddpdesk --task python --script examples/ddp_train.py --nproc 2 --batch-size 16 \\
@@ -86,25 +87,31 @@ def main():
         opt.zero_grad()
         loss_sum = torch.zeros(())
         for m in range(args.accum_steps):
-            lo = base + (m * world + rank) * micro
-            idx = order[lo:lo + micro]
-            xb, yb = x[idx].to(device), y[idx].to(device)
+            with ddpdesk.phase("data"):
+                lo = base + (m * world + rank) * micro
+                idx = order[lo:lo + micro]
+                xb, yb = x[idx].to(device), y[idx].to(device)
             last = m == args.accum_steps - 1
             ctx = model.no_sync() if not last else torch.enable_grad()
             with ctx:
-                summed = F.cross_entropy(model(xb), yb, reduction="sum")
+                with ddpdesk.phase("forward"):
+                    summed = F.cross_entropy(model(xb), yb, reduction="sum")
                 # DDP averages gradients over ranks: scaling by world / window makes the update
-                # the gradient of the window's global mean loss.
-                (summed * world / window).backward()
+                # the gradient of the window's global mean loss. (The window's last backward
+                # also waits for DDP's allreduce of the gradients.)
+                with ddpdesk.phase("backward"):
+                    (summed * world / window).backward()
             loss_sum += summed.detach().cpu()
         # The gradient's norm after the allreduce (the same on every rank): a chart of its own.
         grad_norm = torch.stack([p.grad.detach().norm() for p in model.parameters()]).norm().item()
-        opt.step()
+        with ddpdesk.phase("optimizer"):
+            opt.step()
         step += 1
         rank_loss = loss_sum.item() / (micro * args.accum_steps)
         both = torch.tensor([loss_sum.item(), float(ddpdesk.should_stop())])
-        dist.all_reduce(both[:1])
-        dist.all_reduce(both[1:], op=dist.ReduceOp.MAX)
+        with ddpdesk.phase("comm"):  # the loss and the stop vote, over every rank
+            dist.all_reduce(both[:1])
+            dist.all_reduce(both[1:], op=dist.ReduceOp.MAX)
         ddpdesk.log(step=step, loss=rank_loss, samples=step * window, epoch=epoch,
                     global_loss=both[0].item() / window, lr=args.lr, grad_norm=grad_norm)
         if out:

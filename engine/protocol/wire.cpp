@@ -32,10 +32,15 @@ struct Encoder {
     if (!m.buffer_hash.empty()) j["buffer_hash"] = m.buffer_hash;
     if (m.times) {
       const StepTimes& t = *m.times;
-      j["time_ms"] = {{"data", num(t.data)},           {"forward", num(t.forward)},
-                      {"backward", num(t.backward)},   {"comm", num(t.comm)},
-                      {"optimizer", num(t.optimizer)}, {"telemetry", num(t.telemetry)},
-                      {"step", num(t.step)},           {"steps", t.steps}};
+      json& tj = j["time_ms"] = {{"data", num(t.data)},
+                                 {"forward", num(t.forward)},
+                                 {"backward", num(t.backward)},
+                                 {"optimizer", num(t.optimizer)},
+                                 {"telemetry", num(t.telemetry)},
+                                 {"step", num(t.step)},
+                                 {"steps", t.steps}};
+      if (t.comm_measured) tj["comm"] = num(t.comm);
+      if (t.other != 0) tj["other"] = num(t.other);
     }
     return j;
   }

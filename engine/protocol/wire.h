@@ -45,6 +45,11 @@ struct StepTimes {
   double comm = 0;       // exposed communication: blocked on allreduces / broadcasts
   double optimizer = 0;  // optimizer step, zeroing gradients
   double telemetry = 0;  // building and queueing messages, progress lines
+  // A training script's (the Python client's ddpdesk.phase): the step's time outside every part
+  // it measured; and whether it measured comm at all (a DDP script's allreduces usually run
+  // inside backward, unmeasured). The worker measures every part: other 0, comm measured.
+  double other = 0;
+  bool comm_measured = true;
   double step = 0;
   long steps = 0;  // optimizer steps averaged over
 };

@@ -115,9 +115,11 @@ std::optional<Message> decodeKnown(std::string_view type, TopReader& r,
       st.data = t.real_or(kData, 0.0);
       st.forward = t.real_or(kForward, 0.0);
       st.backward = t.real_or(kBackward, 0.0);
+      st.comm_measured = t.has(kComm);
       st.comm = t.real_or(kComm, 0.0);
       st.optimizer = t.real_or(kOptimizer, 0.0);
       st.telemetry = t.real_or(kTelemetry, 0.0);
+      st.other = t.real_or(kOther, 0.0);
       st.step = t.real_or(kTStep, 0.0);
       st.steps = static_cast<long>(t.integer_or(kTSteps, 0));
       t.unknown(d, "time_ms.");

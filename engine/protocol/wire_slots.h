@@ -76,12 +76,13 @@ enum Times : std::uint8_t {
   kComm,
   kOptimizer,
   kTelemetry,
+  kOther,
   kTStep,
   kTSteps,
   kTimesCount
 };
 inline constexpr std::array<std::string_view, kTimesCount> kTimesNames = {
-    "data", "forward", "backward", "comm", "optimizer", "telemetry", "step", "steps"};
+    "data", "forward", "backward", "comm", "optimizer", "telemetry", "other", "step", "steps"};
 
 // One JSON object's fields: the known ones in slots (which are set: a bit each, so starting a
 // line costs nothing however many slots there are), the others by name (distinct).

@@ -26,12 +26,13 @@ import sys
 import time
 
 from . import _env
+from . import _phases
 from . import _signals
 from . import _stacks
 from ._client import Client
 
-__all__ = ["log", "log_eval", "should_stop", "request_stop", "run_dir", "active", "rank",
-           "world_size", "set_total_steps", "checkpoint", "dropped", "close"]
+__all__ = ["log", "log_eval", "phase", "timed", "should_stop", "request_stop", "run_dir",
+           "active", "rank", "world_size", "set_total_steps", "checkpoint", "dropped", "close"]
 
 _CLIENT = None  # None outside ddpdesk: every function returns at once
 _settings = _env.Settings()
@@ -58,6 +59,28 @@ def log_eval(loss, accuracy=None, *, samples=0, step=None, epoch=None):
     c = _CLIENT
     if c is not None:
         c.eval(loss, accuracy, samples, step, epoch)
+
+
+def phase(name):
+    """Times a block as one part of the optimizer step, for the Time per step chart:
+
+        with ddpdesk.phase("forward"):
+            loss = criterion(model(x), y)
+
+    name: "data", "forward", "backward", "comm" or "optimizer" (ValueError for any other, also
+    outside ddpdesk). The next step message (log() with a loss) carries each part in ms per step
+    since the previous one, and "other" for the rest of the step. Phases nest (the inner one's
+    time is its own). Host time; the training thread only. Outside ddpdesk a no-op."""
+    i = _phases.part_index(name)
+    c = _CLIENT
+    return _phases.NO_PHASE if c is None else c.phases[i]
+
+
+def timed(iterable, part="data"):
+    """`for x, y in ddpdesk.timed(loader):` the loader's next() timed as `part` (default "data").
+    Outside ddpdesk the iterable itself."""
+    p = phase(part)
+    return iterable if p is _phases.NO_PHASE else _phases.timed(iterable, p)
 
 
 def should_stop():

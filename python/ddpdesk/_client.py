@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 
+from . import _phases
 from . import _wire
 
 QUEUE_LIMIT = 1 << 16  # records (one log() call each), as the worker's 65,536 messages
@@ -55,6 +56,8 @@ class Client:
         self._samples = 0
         self._rates = collections.deque()  # (time, samples) of recent step messages
         self._names = {}  # gauge name as given -> its line up to the value ("": unusable)
+        self.clock = _phases.StepClock()  # ddpdesk.phase(): the step breakdown
+        self.phases = [_phases.Phase(self.clock, i) for i in range(len(_phases.PARTS))]
         self._step_prefix = (
             '{"type":"step","rank":%d,' % self.s.rank +
             '"epoch":%d,"step":%d,"loss":%s,"global_loss":%s,"samples":%d,"lr":%s,"time":%s,'
@@ -123,12 +126,14 @@ class Client:
         for k, v in scalars.items():
             if type(v) is not float:
                 scalars[k] = _number(v)
+        times = self.clock.take(step) if loss is not None and self.clock.used else None
         queue = self._queue
         if len(queue) >= self._queue_limit or self._closed:
             if not self._closed:
                 self.dropped_queue += (loss is not None) + len(scalars)
             return
-        queue.append(("log", t, step, self._epoch, loss, global_loss, scalars, self._samples))
+        queue.append(
+            ("log", t, step, self._epoch, loss, global_loss, scalars, self._samples, times))
 
     def event(self, name, path="", detail="", total_steps=0):
         t = time.monotonic() - self._t0
@@ -249,19 +254,23 @@ class Client:
             # The hot path, by hand: the lines _wire.step() and _wire.gauge() write, from
             # prefixes kept per rank and per name. Every value is a float or None (log() saw to
             # it); x - x == 0.0 is false for NaN and infinities alone.
-            _, t, step, epoch, loss, global_loss, scalars, samples = r
+            _, t, step, epoch, loss, global_loss, scalars, samples, times = r
             t_json = repr(t)
             if loss is not None:
                 if global_loss is None and self.s.world == 1:
                     global_loss = loss  # one rank: its loss is the global one
                 lr = scalars.get("lr")
-                out.append(self._step_prefix % (
+                line = self._step_prefix % (
                     epoch, step, repr(loss) if loss - loss == 0.0 else "null",
                     repr(global_loss)
                     if global_loss is not None and global_loss - global_loss == 0.0 else "null",
                     samples,
                     repr(lr) if lr is not None and lr - lr == 0.0 else "null" if lr is not None
-                    else "0.0", t_json, repr(self._rate(t, samples))))
+                    else "0.0", t_json, repr(self._rate(t, samples)))
+                # The step breakdown (ddpdesk.phase), inside the step's object.
+                out.append(line if times is None else
+                           line[:-1] + ',"time_ms":' + _wire.time_ms(_phases.breakdown(times))
+                           + "}")
             if scalars:
                 suffix = ',"unit":"","time":%s,"step":%d}' % (t_json, step)
                 names = self._names

@@ -85,6 +85,15 @@ def step(rank, epoch, step_, loss, global_loss, samples, lr, time_json, samples_
     )
 
 
+def time_ms(times):
+    """A step's "time_ms" object from _phases.breakdown()'s tuple (comm None: unmeasured, left
+    out). Every figure is finite and not negative."""
+    data, forward, backward, comm, optimizer, other, step_ms, steps = times
+    return '{"data":%r,"forward":%r,"backward":%r,%s"optimizer":%r,"other":%r,"step":%r,' \
+        '"steps":%d}' % (data, forward, backward, "" if comm is None else '"comm":%r,' % comm,
+                         optimizer, other, step_ms, steps)
+
+
 def gauge(rank, name_json, value, time_json, step_, unit_json='""'):
     """name_json, time_json, unit_json: already JSON (text(gauge_name(...)), number(time)), kept
     by the caller for the lines that share them."""

@@ -170,6 +170,20 @@ class TestScriptRun : public QObject {
       QCOMPARE(lines, 512 / (8 * 2 * 2));  // every optimizer step of the epoch
     }
     QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/checkpoint.pt")));
+
+    // The script's phases (ddpdesk.phase) give each rank a step breakdown, comm measured, whose
+    // parts fit in the step; the headless summary prints it.
+    MetricsStore store;
+    QVERIFY(store.loadJsonl(runDir + QStringLiteral("/metrics.jsonl")).ok);
+    for (int rank = 0; rank < 2; ++rank) {
+      const auto t = store.breakdown(rank).average();
+      QVERIFY2(t, qPrintable(QStringLiteral("rank %1 has no breakdown").arg(rank)));
+      QVERIFY(t->comm_measured);
+      QVERIFY(t->forward > 0 && t->backward > 0 && t->optimizer > 0 && t->data > 0);
+      QVERIFY(t->data + t->forward + t->backward + t->comm + t->optimizer + t->other <=
+              t->step * 1.0001);
+    }
+    QVERIFY2(r.out.contains("sync eff."), qPrintable(r.out));
   }
 
   // Ctrl+C: the client's should_stop() on every rank, the script's checkpoint, exit 130 (stopped),

@@ -31,6 +31,7 @@ class TestStepBreakdown : public QObject {
     QVERIFY(qFuzzyCompare(syncEfficiency(t), 6.9 / 8.0));
     QCOMPARE(partMs(t, StepPart::Telemetry), 0.1);
     QCOMPARE(stepPartName(StepPart::Comm), QStringLiteral("comm"));
+    QCOMPARE(stepPartName(StepPart::Other), QStringLiteral("other"));
     wire::StepTimes zero;
     QVERIFY(std::isnan(syncEfficiency(zero)));
   }
@@ -119,6 +120,52 @@ class TestStepBreakdown : public QObject {
     QVERIFY(table[0].startsWith(QStringLiteral("rank  data ms")));
     QCOMPARE(table[1].simplified(), QStringLiteral("0 1.20 2.00 3.00 1.00 0.70 8.00 86%"));
     QCOMPARE(table[2].simplified(), QStringLiteral("1 1.20 2.00 5.50 1.00 0.70 10.50 90%"));
+  }
+
+  // A training script's breakdown (the Python client's ddpdesk.phase): "other" for its time
+  // outside every phase, and no "comm" when it measured none. It survives the wire both ways;
+  // other counts as compute; an unmeasured comm gives no wait and no sync efficiency (a DDP
+  // script's allreduces hide in its backward: 100% would be false), in the average too.
+  void scriptBreakdownWithOtherAndNoComm() {
+    const QByteArray line =
+        R"({"type":"step","rank":0,"epoch":0,"step":4,"loss":0.5,"global_loss":null,"samples":64,)"
+        R"("lr":0.0,"time":1.0,"samples_per_s":0.0,"time_ms":{"data":1.0,"forward":2.0,)"
+        R"("backward":3.0,"optimizer":0.5,"other":1.5,"step":8.0,"steps":2}})";
+    MetricsStore store;
+    store.setWorld(2);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("script.jsonl"));
+    writeLines(path,
+               {line, QByteArray::fromStdString(wire::encode(stepMessage(1, 4, normalTimes())))});
+    const auto r = store.loadJsonl(path);
+    QVERIFY(r.ok);
+    QCOMPARE(r.malformed, qint64(0));
+    const auto t = store.breakdown(0).latest();
+    QVERIFY(t);
+    QCOMPARE(t->other, 1.5);
+    QVERIFY(!t->comm_measured);
+    QCOMPARE(partMs(*t, StepPart::Other), 1.5);
+    QCOMPARE(computeMs(*t), 1.0 + 2.0 + 3.0 + 0.5 + 1.5);
+    QVERIFY(std::isnan(waitMs(*t)));
+    QVERIFY(std::isnan(syncEfficiency(*t)));
+    QVERIFY(!store.breakdown(0).average()->comm_measured);
+    QCOMPARE(store.breakdown(0).average()->other, 1.5);
+    QVERIFY(store.breakdown(1).latest()->comm_measured);  // the worker's, as before
+
+    // Encoded again (the monitor's own records), it says the same.
+    wire::Step s;
+    s.times = *t;
+    const std::string again = wire::encode(s);
+    QVERIFY(again.find("\"other\":1.5") != std::string::npos);
+    QVERIFY(again.find("\"comm\"") == std::string::npos);
+    QVERIFY(wire::encode(stepMessage(1, 4, normalTimes())).find("\"other\"") == std::string::npos);
+
+    // The table gets an "other" column, and n/a where comm was not measured.
+    const QStringList table = formatBreakdownTable(store);
+    QCOMPARE(table.size(), 3);
+    QVERIFY(table[0].contains(QStringLiteral("other ms")));
+    QCOMPARE(table[1].simplified(), QStringLiteral("0 1.00 2.00 3.00 n/a 0.50 1.50 8.00 n/a"));
+    QCOMPARE(table[2].simplified(), QStringLiteral("1 1.20 2.00 3.00 1.00 0.70 0.00 8.00 86%"));
   }
 };
 

@@ -22,6 +22,14 @@ double barValue(const TimeChart& chart, StepPart part, int rank) {
   return qQNaN();
 }
 
+QStringList legendNames(const TimeChart& chart) {
+  QStringList names;
+  for (int i = 0; i < chart.plot()->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(chart.plot()->legend->item(i)))
+      names << item->plottable()->name();
+  return names;
+}
+
 }  // namespace
 
 class TestTimeChart : public QObject {
@@ -51,7 +59,8 @@ class TestTimeChart : public QObject {
     QCOMPARE(barValue(chart, StepPart::Telemetry, 0), 0.1);
     // Stacked: each part starts where the one before it ends.
     QCOMPARE(chart.bars(StepPart::Forward)->barBelow(), chart.bars(StepPart::Data));
-    QCOMPARE(chart.bars(StepPart::Telemetry)->barBelow(), chart.bars(StepPart::Optimizer));
+    QCOMPARE(chart.bars(StepPart::Other)->barBelow(), chart.bars(StepPart::Optimizer));
+    QCOMPARE(barValue(chart, StepPart::Other, 0), 0.0);  // a worker has no "other"
     // The bar's end: step time and sync efficiency (6.9 of 8.0 ms, 26.9 of 28.0 ms).
     QCOMPARE(chart.barLabel(0), QStringLiteral("8.0 ms · 86% sync"));
     QCOMPARE(chart.barLabel(1), QStringLiteral("28.0 ms · 96% sync"));
@@ -66,11 +75,46 @@ class TestTimeChart : public QObject {
 
   void legendNamesEveryPart() {
     TimeChart chart;
-    QStringList names;
-    for (int i = 0; i < chart.plot()->legend->itemCount(); ++i)
-      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(chart.plot()->legend->item(i)))
-        names << item->plottable()->name();
-    QCOMPARE(names, (QStringList{"data", "forward", "backward", "comm", "optimizer", "telemetry"}));
+    QCOMPARE(legendNames(chart),
+             (QStringList{"data", "forward", "backward", "comm", "optimizer", "telemetry"}));
+  }
+
+  // A training script's breakdown (ddpdesk.phase): its "other" part stacked before telemetry and
+  // listed; comm, which it did not measure, and telemetry, which took no time, not listed; no
+  // sync efficiency at the bar's end.
+  // A worker's run shown after it lists what it did before.
+  void scriptBreakdownListsOtherAndNoComm() {
+    MetricsStore script;
+    script.setWorld(1);
+    wire::StepTimes t = normalTimes();
+    t.comm = 0;
+    t.comm_measured = false;
+    t.other = 1.5;
+    t.step = 8.5;
+    script.ingest(stepMessage(0, 5, t));
+    TimeChart chart;
+    chart.setSources({{QStringLiteral("script"), &script}});
+    chart.sync();
+    QCOMPARE(barValue(chart, StepPart::Other, 0), 1.5);
+    QCOMPARE(chart.bars(StepPart::Other)->barBelow(), chart.bars(StepPart::Optimizer));
+    QCOMPARE(chart.bars(StepPart::Telemetry)->barBelow(), chart.bars(StepPart::Other));
+    QCOMPARE(chart.barLabel(0), QStringLiteral("8.5 ms"));
+    QCOMPARE(legendNames(chart),
+             (QStringList{"data", "forward", "backward", "optimizer", "other", "telemetry"}));
+    // A script's own breakdown has no telemetry (the client's costs nothing measurable).
+    t.telemetry = 0;
+    script.ingest(stepMessage(0, 10, t));
+    chart.sync();
+    QCOMPARE(legendNames(chart),
+             (QStringList{"data", "forward", "backward", "optimizer", "other"}));
+
+    MetricsStore worker;
+    worker.setWorld(1);
+    worker.ingest(stepMessage(0, 5, normalTimes()));
+    chart.setSources({{QStringLiteral("worker"), &worker}});
+    chart.sync();
+    QCOMPARE(legendNames(chart),
+             (QStringList{"data", "forward", "backward", "comm", "optimizer", "telemetry"}));
   }
 
   void runAverage() {

@@ -16,6 +16,8 @@ QString stepPartName(StepPart part) {
       return QStringLiteral("comm");
     case StepPart::Optimizer:
       return QStringLiteral("optimizer");
+    case StepPart::Other:
+      return QStringLiteral("other");
     case StepPart::Telemetry:
       return QStringLiteral("telemetry");
   }
@@ -34,6 +36,8 @@ double partMs(const wire::StepTimes& t, StepPart part) {
       return t.comm;
     case StepPart::Optimizer:
       return t.optimizer;
+    case StepPart::Other:
+      return t.other;
     case StepPart::Telemetry:
       return t.telemetry;
   }
@@ -41,15 +45,16 @@ double partMs(const wire::StepTimes& t, StepPart part) {
 }
 
 double computeMs(const wire::StepTimes& t) {
-  return t.data + t.forward + t.backward + t.optimizer;
+  return t.data + t.forward + t.backward + t.optimizer + t.other;
 }
 
 double waitMs(const wire::StepTimes& t) {
-  return t.comm;
+  return t.comm_measured ? t.comm : std::numeric_limits<double>::quiet_NaN();
 }
 
 double syncEfficiency(const wire::StepTimes& t) {
-  return t.step > 0 ? computeMs(t) / t.step : std::numeric_limits<double>::quiet_NaN();
+  return t.step > 0 && t.comm_measured ? computeMs(t) / t.step
+                                       : std::numeric_limits<double>::quiet_NaN();
 }
 
 void BreakdownSeries::append(const wire::Step& s) {
@@ -60,6 +65,8 @@ void BreakdownSeries::append(const wire::Step& s) {
   for (StepPart p : kStepParts) parts[int(p)].push_back(partMs(t, p));
   stepMs.push_back(t.step);
   steps.push_back(double(t.steps));
+  commMeasured.push_back(t.comm_measured ? 1.0 : 0.0);
+  commMeasured_ = commMeasured_ || t.comm_measured;
   // A message that says it covers no steps still says something: it counts once.
   const double w = t.steps > 0 ? double(t.steps) : 1.0;
   sum_.data += w * t.data;
@@ -68,6 +75,7 @@ void BreakdownSeries::append(const wire::Step& s) {
   sum_.comm += w * t.comm;
   sum_.optimizer += w * t.optimizer;
   sum_.telemetry += w * t.telemetry;
+  sum_.other += w * t.other;
   sum_.step += w * t.step;
   sum_.steps += t.steps;
   weight_ += w;
@@ -81,6 +89,8 @@ wire::StepTimes BreakdownSeries::at(std::size_t i) const {
   t.comm = parts[int(StepPart::Comm)][i];
   t.optimizer = parts[int(StepPart::Optimizer)][i];
   t.telemetry = parts[int(StepPart::Telemetry)][i];
+  t.other = parts[int(StepPart::Other)][i];
+  t.comm_measured = commMeasured[i] != 0;
   t.step = stepMs[i];
   t.steps = long(steps[i]);
   return t;
@@ -100,6 +110,8 @@ std::optional<wire::StepTimes> BreakdownSeries::average() const {
   a.comm /= weight_;
   a.optimizer /= weight_;
   a.telemetry /= weight_;
+  a.other /= weight_;
+  a.comm_measured = commMeasured_;
   a.step /= weight_;
   return a;
 }

@@ -25,6 +25,8 @@ QColor partColor(StepPart p) {
       return {214, 39, 40};
     case StepPart::Optimizer:
       return {148, 103, 189};
+    case StepPart::Other:
+      return {188, 189, 34};
     case StepPart::Telemetry:
       return {127, 127, 127};
   }
@@ -109,12 +111,27 @@ TimeChart::TimeChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(t
   plot_->plotLayout()->setRowStretchFactor(0, 0.001);
   plot_->plotLayout()->setRowSpacing(0);
   plot_->legend->setMargins(QMargins(4, 0, 4, 0));
+  setLegendParts(false, true, true);
 
   connect(&watch_, &StragglerWatch::changed, this, [this] { dirty_ = true; });
   timer_.setInterval(200);
   connect(&timer_, &QTimer::timeout, this, &TimeChart::sync);
   timer_.start();
   redraw();
+}
+
+// Lists in the legend the parts the shown run measures: "other" only where a script's phases
+// left time outside them, "comm" only where it was measured, "telemetry" only where it took
+// time (a script's never does). In the order of the bars.
+void TimeChart::setLegendParts(bool other, bool comm, bool telemetry) {
+  const std::array<bool, 3> parts{other, comm, telemetry};
+  if (legendParts_ == parts) return;
+  legendParts_ = parts;
+  plot_->legend->clearItems();
+  for (StepPart p : kStepParts)
+    if ((p != StepPart::Other || other) && (p != StepPart::Comm || comm) &&
+        (p != StepPart::Telemetry || telemetry))
+      bars_[int(p)]->addToLegend();
 }
 
 void TimeChart::setSources(const ChartSources& sources) {
@@ -179,6 +196,9 @@ void TimeChart::redraw() {
   shown_.clear();
   labels_.clear();
   double maxMs = 0;
+  bool other = false;
+  bool comm = false;
+  bool telemetry = false;
   const int ranks = store_ ? store_->rankCount() : 0;
   for (int r = 0; r < ranks; ++r) {
     const BreakdownSeries& series = store_->breakdown(r);
@@ -194,15 +214,24 @@ void TimeChart::redraw() {
     shown_.push_back(r);
     labels_.push_back(label);
     maxMs = std::max(maxMs, t->step);
+    other = other || t->other > 0;
+    comm = comm || t->comm_measured;
+    telemetry = telemetry || t->telemetry > 0;
   }
+  if (shown_.empty())
+    setLegendParts(false, true, true);
+  else
+    setLegendParts(other, comm, telemetry);
   if (shown_.empty()) {
     plot_->yAxis->setRange(-0.5, 0.5);
     plot_->xAxis->setRange(0, 1);
     bool anySteps = false;
     for (int r = 0; r < ranks; ++r) anySteps = anySteps || store_->rankSeries(r).size() > 0;
-    note_->setText(!store_     ? tr("No run")
-                   : !anySteps ? tr("No steps yet")
-                               : tr("No step breakdown: this run's workers did not report one"));
+    note_->setText(!store_ ? tr("No run")
+                   : !anySteps
+                       ? tr("No steps yet")
+                       : tr("No step breakdown: this run's ranks did not report one (a training "
+                            "script reports one with ddpdesk.phase)"));
   } else {
     plot_->yAxis->setRange(shown_.front() - 0.5, shown_.back() + 0.5);
     plot_->xAxis->setRange(0, maxMs > 0 ? maxMs * 1.05 : 1);

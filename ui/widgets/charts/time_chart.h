@@ -1,5 +1,6 @@
 // The Time chart: where each rank's optimizer steps go, one horizontal bar per rank stacked from
-// its step breakdown (data, forward, backward, comm, optimizer, telemetry, in ms per step), with
+// its step breakdown (data, forward, backward, comm, optimizer, other, telemetry, in ms per step;
+// "other" only for training scripts; the legend lists the parts the run measures), with
 // the step time and sync efficiency at the bar's end (right axis), where a straggler is named.
 // Shows the latest log interval or the run's average. Follows one run of its sources (the first
 // with a breakdown, when runs are overlaid); redraws on a timer when that run's store changed,
@@ -51,6 +52,7 @@ class TimeChart : public QWidget {
   void pickStore();
   void redraw();
   void placeNote();
+  void setLegendParts(bool other, bool comm, bool telemetry);
   bool eventFilter(QObject* watched, QEvent* event) override;
 
   QCustomPlot* plot_;
@@ -65,7 +67,8 @@ class TimeChart : public QWidget {
   quint64 drawnRevision_ = 0;
   bool dirty_ = true;
   std::vector<int> shown_;
-  std::vector<QString> labels_;  // per shown rank
+  std::vector<QString> labels_;                        // per shown rank
+  std::array<bool, 3> legendParts_{true, true, true};  // "other", "comm", "telemetry" listed
 };
 
 }  // namespace ddpdesk
