@@ -15,21 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "telemetry.h"
+#include "temp_jsonl.h"
 
 using namespace ddpdesk;
+using ddpdesk::test::TempJsonl;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::string& name)
-      : path(fs::temp_directory_path() /
-             ("ddpdesk-" + name + "-" + std::to_string(::getpid()) + ".jsonl")) {
-    fs::remove(path);
-  }
-  ~TempFile() { fs::remove(path); }
-};
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
@@ -62,7 +54,7 @@ bool parses(const std::string& line) {
 }  // namespace
 
 TEST(TelemetryFile, ARankThatDiedMidLineLeavesTheNextHelloOnALineOfItsOwn) {
-  TempFile f("half-line");
+  TempJsonl f("half-line");
   const std::string whole = R"({"type":"step","rank":0,"step":1})";
   const std::string half = R"({"type":"step","rank":0,"st)";
   write(f.path, whole + "\n" + half);
@@ -78,7 +70,7 @@ TEST(TelemetryFile, ARankThatDiedMidLineLeavesTheNextHelloOnALineOfItsOwn) {
 }
 
 TEST(TelemetryFile, AFileThatEndedCleanlyGetsNoBlankLine) {
-  TempFile f("whole-line");
+  TempJsonl f("whole-line");
   write(f.path, std::string(R"({"type":"step","rank":0,"step":1})") + "\n");
   run_rank(f.path);
   const auto got = lines(f.path);
@@ -87,7 +79,7 @@ TEST(TelemetryFile, AFileThatEndedCleanlyGetsNoBlankLine) {
 }
 
 TEST(TelemetryFile, ANewFileStartsWithTheHello) {
-  TempFile f("new");
+  TempJsonl f("new");
   run_rank(f.path);
   const auto got = lines(f.path);
   ASSERT_EQ(got.size(), 2u);

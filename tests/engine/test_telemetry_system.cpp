@@ -17,21 +17,13 @@
 
 #include "system_gauges.h"
 #include "telemetry.h"
+#include "temp_jsonl.h"
 
 using namespace ddpdesk;
+using ddpdesk::test::TempJsonl;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::string& name)
-      : path(fs::temp_directory_path() /
-             ("ddpdesk-" + name + "-" + std::to_string(::getpid()) + ".jsonl")) {
-    fs::remove(path);
-  }
-  ~TempFile() { fs::remove(path); }
-};
 
 std::vector<nlohmann::json> gaugesIn(const fs::path& file) {
   std::vector<nlohmann::json> out;
@@ -57,7 +49,7 @@ Telemetry::Options options(const fs::path& file, const std::string& device, doub
 }  // namespace
 
 TEST(TelemetrySystem, AShortRankStillSendsItsSystemGauges) {
-  TempFile f("short");
+  TempJsonl f("short");
   {
     Telemetry t(options(f.path, "cpu", 1.0));
     wire::Step s;
@@ -94,7 +86,7 @@ TEST(TelemetrySystem, AShortRankStillSendsItsSystemGauges) {
 // sender reading the std::thread object that the constructor was still assigning (send() asked
 // it which thread was calling); nothing here orders the two threads but the start itself.
 TEST(TelemetrySystem, FirstSampleBeforeTheRankSendsAnything) {
-  TempFile f("quiet");
+  TempJsonl f("quiet");
   {
     Telemetry t(options(f.path, "cpu", 0.05));
     ::usleep(300 * 1000);  // several samples; the training thread does nothing meanwhile
@@ -106,7 +98,7 @@ TEST(TelemetrySystem, FirstSampleBeforeTheRankSendsAnything) {
 }
 
 TEST(TelemetrySystem, CudaRankWithoutNvmlSendsNoGpuGaugesAndNoError) {
-  TempFile f("nonvml");
+  TempJsonl f("nonvml");
   {
     Telemetry t(options(f.path, "cuda:0", 1.0));
     t.close();
@@ -118,7 +110,7 @@ TEST(TelemetrySystem, CudaRankWithoutNvmlSendsNoGpuGaugesAndNoError) {
 }
 
 TEST(TelemetrySystem, ZeroIntervalSendsNone) {
-  TempFile f("off");
+  TempJsonl f("off");
   {
     Telemetry t(options(f.path, "cpu", 0.0));
     t.close();
@@ -133,7 +125,7 @@ TEST(TelemetrySystem, ZeroIntervalSendsNone) {
 // The worker's own figures (on a CUDA rank, the caching allocator's, gpu_memory.h) ride with
 // every system sample, as gauges like the sampler's, on the sender thread.
 TEST(TelemetrySystem, MoreSystemValuesRideWithEverySample) {
-  TempFile f("more");
+  TempJsonl f("more");
   {
     Telemetry::Options o = options(f.path, "cuda:0", 0.05);
     o.more_system = [] {
