@@ -197,6 +197,60 @@ class TestRunComparison : public QObject {
     QCOMPARE(t.cells(1).at(t.header().indexOf(QStringLiteral("accuracy"))), QString());
   }
 
+  // Peak memory: the largest rank's resident memory, and GPU memory (the allocator's peak where
+  // the worker sent it, else the process's on the device); a column only where a run has it,
+  // always in the CSV.
+  void peakMemoryOfTheLargestRank() {
+    auto gauge = [](int rank, const char* name, double value) {
+      wire::Gauge g;
+      g.rank = rank;
+      g.name = name;
+      g.value = value;
+      return wire::Message(g);
+    };
+    constexpr double MiB = 1024.0 * 1024.0;
+    auto m = runA();
+    m.push_back(gauge(0, "rss_bytes", 300 * MiB));
+    m.push_back(gauge(1, "rss_bytes", 500 * MiB));
+    m.push_back(gauge(1, "rss_bytes", 400 * MiB));
+    m.push_back(gauge(0, "gpu_process_memory_bytes", 900 * MiB));
+    m.push_back(gauge(0, "gpu_peak_bytes", 700 * MiB));  // the allocator's: preferred
+    const QString c = tmp->filePath(QStringLiteral("run-c"));
+    QVERIFY(writeRun(c, compareSpec(32, 1, "/runs/c"), m));
+    auto t = buildTable(load({c, b}));
+    QCOMPARE(t.rows[0].peakRss, 500 * MiB);
+    QCOMPARE(t.rows[0].peakGpu, 700 * MiB);
+    QVERIFY(std::isnan(t.rows[1].peakRss));
+    const QStringList header = t.header();
+    QCOMPARE(header.mid(header.size() - 2),
+             (QStringList{QStringLiteral("peak RSS MiB"), QStringLiteral("peak GPU MiB")}));
+    QCOMPARE(t.cells(0).mid(header.size() - 2), (QStringList{"500", "700"}));
+    QCOMPARE(t.cells(1).mid(header.size() - 2), (QStringList{"", ""}));
+
+    // NVML's figure where the worker sent no allocator peak (a script's rank).
+    auto n = runB();
+    n.push_back(gauge(1, "gpu_process_memory_bytes", 256 * MiB));
+    const QString d = tmp->filePath(QStringLiteral("run-d"));
+    QVERIFY(writeRun(d, compareSpec(16, 2, "/runs/d"), n));
+    QCOMPARE(buildTable(load({d})).rows[0].peakGpu, 256 * MiB);
+
+    // No run with a figure: no column.
+    t = buildTable(load({a, b}));
+    QVERIFY(!t.header().contains(QStringLiteral("peak RSS MiB")));
+    QVERIFY(!t.header().contains(QStringLiteral("peak GPU MiB")));
+    QCOMPARE(t.header().size(), t.cells(0).size());
+
+    // The CSV: bytes, exact, the columns always there.
+    const QByteArray csv = tableCsv(load({c, b}), CompareX::Step, Matching::Interpolate);
+    const QList<QByteArray> lines = csv.split('\n');
+    const QList<QByteArray> h = lines[0].split(',');
+    const int rss = int(h.indexOf("peak_rss_bytes")), gpu = int(h.indexOf("peak_gpu_bytes"));
+    QVERIFY(rss > 0 && gpu > 0);
+    QCOMPARE(lines[1].split(',').at(rss).toDouble(), 500 * MiB);
+    QCOMPARE(lines[1].split(',').at(gpu).toDouble(), 700 * MiB);
+    QCOMPARE(lines[2].split(',').at(rss), QByteArray());
+  }
+
   // 0 means "the task's default": the table shows the size that ran, so 0 and an explicit
   // 60000 are the same run, and 0 against 12000 reads 60000 against 12000.
   void datasetSizeShowsTheSizeThatRan() {

@@ -11,6 +11,7 @@
 
 #include "compare/tensorboard_import.h"
 #include "metrics/metrics_store.h"
+#include "system_gauges.h"
 
 namespace ddpdesk {
 namespace {
@@ -121,6 +122,29 @@ bool isIdentityField(const std::string& key) {
          key == "on_end";
 }
 
+namespace {
+
+// The largest value of gauge `name` over every rank; NaN when no rank sent it.
+double peakOf(const MetricsStore& store, const char* name) {
+  double peak = qQNaN();
+  const GaugeSet& gauges = store.gauges();
+  for (int r = 0; r < gauges.rankCount(); ++r)
+    if (const GaugeSeries* g = gauges.find(r, name); g && std::isfinite(g->max()))
+      peak = std::isnan(peak) ? g->max() : std::max(peak, g->max());
+  return peak;
+}
+
+QString mib(double bytes) {
+  return std::isfinite(bytes) ? QString::number(bytes / (1024.0 * 1024.0), 'f', 0) : QString();
+}
+
+bool anyFinite(const std::vector<RunSummary>& rows, double RunSummary::*field) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [field](const RunSummary& s) { return std::isfinite(s.*field); });
+}
+
+}  // namespace
+
 RunSummary summarize(const ComparedRun& run) {
   RunSummary s;
   s.label = run.label;
@@ -138,6 +162,9 @@ RunSummary summarize(const ComparedRun& run) {
   const double samples = lastOf(g.samples);
   s.samplesPerSec = !run.imported && s.wallTime > 0 && samples > 0 ? samples / s.wallTime : qQNaN();
   s.globalBatch = run.spec ? run.spec->effective_batch() : 0;
+  s.peakRss = peakOf(store, gauges::kRssBytes);
+  s.peakGpu = peakOf(store, gauges::kGpuPeakBytes);
+  if (std::isnan(s.peakGpu)) s.peakGpu = peakOf(store, gauges::kGpuProcessMemoryBytes);
   return s;
 }
 
@@ -184,6 +211,8 @@ QStringList ComparisonTable::header() const {
   h << QStringLiteral("global batch") << QStringLiteral("state") << QStringLiteral("steps")
     << QStringLiteral("final loss") << QStringLiteral("best loss") << QStringLiteral("val loss")
     << QStringLiteral("accuracy") << QStringLiteral("samples/s") << QStringLiteral("wall time s");
+  if (anyFinite(rows, &RunSummary::peakRss)) h << QStringLiteral("peak RSS MiB");
+  if (anyFinite(rows, &RunSummary::peakGpu)) h << QStringLiteral("peak GPU MiB");
   return h;
 }
 
@@ -196,6 +225,8 @@ QStringList ComparisonTable::cells(std::size_t r) const {
     << number(s.accuracy)
     << (std::isfinite(s.samplesPerSec) ? QString::number(s.samplesPerSec, 'f', 0) : QString())
     << (std::isfinite(s.wallTime) ? QString::number(s.wallTime, 'f', 2) : QString());
+  if (anyFinite(rows, &RunSummary::peakRss)) c << mib(s.peakRss);
+  if (anyFinite(rows, &RunSummary::peakGpu)) c << mib(s.peakGpu);
   return c;
 }
 
@@ -207,6 +238,7 @@ QByteArray tableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matchin
          << QStringLiteral("final_loss") << QStringLiteral("best_loss")
          << QStringLiteral("val_loss") << QStringLiteral("accuracy")
          << QStringLiteral("samples_per_s") << QStringLiteral("wall_time_s")
+         << QStringLiteral("peak_rss_bytes") << QStringLiteral("peak_gpu_bytes")
          << QStringLiteral("loss_max_diff") << QStringLiteral("loss_rms_diff")
          << QStringLiteral("diff_points");
   QByteArray out;
@@ -226,7 +258,8 @@ QByteArray tableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matchin
     c << s.fields;
     c << (s.globalBatch > 0 ? QString::number(s.globalBatch) : QString()) << s.state
       << QString::number(s.steps) << exact(s.finalLoss) << exact(s.bestLoss) << exact(s.valLoss)
-      << exact(s.accuracy) << exact(s.samplesPerSec) << exact(s.wallTime);
+      << exact(s.accuracy) << exact(s.samplesPerSec) << exact(s.wallTime) << exact(s.peakRss)
+      << exact(s.peakGpu);
     if (i == 0) {
       c << QString() << QString() << QString();
     } else {

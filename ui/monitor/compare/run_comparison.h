@@ -2,7 +2,8 @@
 // (spec.json + metrics.jsonl, as RunDirectory writes it) or a TensorBoard log directory (one of
 // its series imported as a run's global loss, as "Open TensorBoard log…" does). From them:
 // curves (curve_compare.h), a table with the spec fields that differ between the runs and each
-// run's final and best loss, validation loss and accuracy, samples/s and wall time, and the
+// run's final and best loss, validation loss and accuracy, samples/s, wall time and peak memory
+// (the largest rank's resident memory, and GPU memory where a rank used a GPU), and the
 // difference of every run's curve against the first one's. Qt Core only: the headless
 // `--compare` prints it, the comparison window shows it.
 #pragma once
@@ -65,14 +66,20 @@ struct RunSummary {
   double accuracy = 0;       // last validation accuracy
   double samplesPerSec = 0;  // samples seen / training wall time
   double wallTime = 0;       // training wall time, seconds (the workers' clock, resumes joined)
-  qint64 globalBatch = 0;    // nproc × batch × accumulation (0: no spec)
-  QStringList fields;        // values of ComparisonTable::fields (empty cells: no spec)
+  // Bytes, the largest over the ranks (NaN: no gauge): resident memory; GPU memory, the caching
+  // allocator's peak where the worker reported it, else the process's on the device (NVML).
+  double peakRss = 0;
+  double peakGpu = 0;
+  qint64 globalBatch = 0;  // nproc × batch × accumulation (0: no spec)
+  QStringList fields;      // values of ComparisonTable::fields (empty cells: no spec)
 };
 
 struct ComparisonTable {
   QStringList fields;  // spec keys whose values differ between the runs that have a spec
   std::vector<RunSummary> rows;
-  QStringList header() const;  // run, fields..., global batch, state, steps, final loss, ...
+  // run, fields..., global batch, state, steps, final loss, ..., and peak RSS MiB / peak GPU MiB
+  // where any run has the figure.
+  QStringList header() const;
   // The cells of row r, formatted for a terminal or a table (empty: not applicable).
   QStringList cells(std::size_t r) const;
 };
