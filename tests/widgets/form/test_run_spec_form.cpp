@@ -206,6 +206,21 @@ class TestRunSpecForm : public QObject {
     QCOMPARE(size->placeholderText(), QStringLiteral("the script's own data (not used)"));
   }
 
+  // A training script gets no weight decay and no log interval (no placeholder carries them):
+  // their fields are greyed for it, and usable again for a built-in task.
+  void fieldsAScriptDoesNotGetAreGreyed() {
+    RunSpecForm form;
+    auto* task = qobject_cast<QComboBox*>(form.editor("task"));
+    task->setCurrentText("python");
+    for (const char* key : {"weight_decay", "log_interval"})
+      QVERIFY2(!form.editor(key)->isEnabled(), key);
+    QVERIFY(form.editor("lr")->isEnabled());
+    QVERIFY(form.editor("batch_size")->isEnabled());
+    task->setCurrentText("fmnist-cnn");
+    for (const char* key : {"weight_decay", "log_interval"})
+      QVERIFY2(form.editor(key)->isEnabled(), key);
+  }
+
   // Restarts resume from checkpoints: with none set, the form says which interval they bring.
   void restartsSayTheCheckpointsTheyBring() {
     RunSpecForm form;

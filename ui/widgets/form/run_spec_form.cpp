@@ -322,6 +322,14 @@ void RunSpecForm::updateHints() {
                                   : QString();
   hint(QStringLiteral("max_restarts"), spec_.max_restarts > 0 ? restartHint : QString());
   hint(QStringLiteral("slurm_requeue"), spec_.slurm_requeue ? restartHint : QString());
+  // A training script gets no weight decay or log interval (they are no placeholders): greyed.
+  const TaskInfo* task = find_task(spec_.task);
+  const bool script = task && task->python_script;
+  for (const QString& key : {QStringLiteral("weight_decay"), QStringLiteral("log_interval")})
+    if (FieldRow* r = row(key)) {
+      r->setEnabled(!script);
+      r->label()->setEnabled(!script);
+    }
   const int cores = QThread::idealThreadCount();
   hint(QStringLiteral("nproc"),
        !cuda && spec_.nproc > cores
