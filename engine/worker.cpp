@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include "resume.h"
 #include "run_layout.h"
 #include "run_spec.h"
+#include "signal_repeat.h"
 #include "spec_flags.h"
 #include "stop_signals.h"
 #include "task.h"
@@ -47,8 +49,27 @@ std::atomic<int> g_stop_signal{0};  // the signal that asked for the stop, for t
 // On the stop-signal thread (stop_signals.h), never in a signal handler: the first signal asks
 // for a coordinated stop; a second one means "now".
 // The signal is recorded before the stop flag is set, so whoever sees the flag sees which signal.
-void on_stop_signal(int sig) {
-  if (g_stop_signal.load() != 0) _exit(128 + sig);
+// The process that started this rank (the monitor, torchrun's agent, slurmstepd), from main's
+// first lines: a launcher asks a rank to stop once and then kills it, never signals it twice.
+std::atomic<pid_t> g_parent_at_start{0};
+
+// On the stop-signal thread. The first stop signal asks for a graceful stop (a checkpoint at the
+// next step boundary); a second one exits at once (128 + the signal), unless it is the same
+// request delivered again: a repeat from the process that started the rank (Linux sends the
+// parent-death SIGTERM once for each of a dying parent's threads that hands the rank on: a window
+// killed outright sent two, and the second lost the run mid-checkpoint), or the same signal
+// within moments (signal_repeat.h).
+void on_stop_signal(int sig, pid_t sender) {
+  static std::int64_t last_ns[NSIG] = {};
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const std::int64_t ns = std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  const bool repeat = is_same_signal(last_ns[sig], ns);
+  last_ns[sig] = ns;
+  if (g_stop_signal.load() != 0) {
+    if (repeat || (sender != 0 && sender == g_parent_at_start.load())) return;
+    _exit(128 + sig);
+  }
   g_stop_signal = sig;
   g_stop = true;
 }
@@ -230,6 +251,7 @@ void record_exit(const std::string& run_dir, const RankEnv& e, const std::string
 int worker_main(int argc, char** argv) {
   // Before anything can start a thread: every thread the rank ever has inherits the block.
   block_stop_signals();
+  g_parent_at_start = getppid();
   CLI::App app{"ddpdesk-worker: one rank of a ddpdesk data-parallel training run",
                "ddpdesk-worker"};
   SpecFlags flags(app, /*with_nproc=*/false);

@@ -31,7 +31,7 @@ void unblock_stop_signals() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-void take_stop_signals(std::function<void(int)> on_signal) {
+void take_stop_signals(std::function<void(int, pid_t)> on_signal) {
   block_stop_signals();  // the new thread inherits it: sigwait needs the signals blocked
   // SIG_IGN survives exec (the Slurm batch script starts ranks with both ignored until they get
   // here), and an ignored signal that is not blocked is thrown away when sent. Linux keeps a
@@ -43,8 +43,9 @@ void take_stop_signals(std::function<void(int)> on_signal) {
     pthread_setname_np(pthread_self(), kStopSignalThreadName);
     const sigset_t set = stop_set();
     for (;;) {
-      int sig = 0;
-      if (sigwait(&set, &sig) == 0) on_signal(sig);
+      siginfo_t info{};
+      const int sig = sigwaitinfo(&set, &info);
+      if (sig > 0) on_signal(sig, info.si_code == SI_USER ? info.si_pid : 0);
     }
   }).detach();
 }

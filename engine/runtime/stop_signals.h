@@ -7,6 +7,8 @@
 // 1 stop in 20: tests/engine/test_stop_signals.cpp shows it in a few hundred signals).
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 
 namespace ddpdesk {
@@ -20,10 +22,11 @@ void block_stop_signals();
 void unblock_stop_signals();
 
 // Starts the one thread that takes SIGINT and SIGTERM, named "ddpdesk-signals", which calls
-// on_signal(signal) for each, on that thread; it runs until the process ends. Signals that came
-// since block_stop_signals() are taken first; ones ignored (SIG_IGN inherited through exec) are
-// taken from here on. Once only.
-void take_stop_signals(std::function<void(int)> on_signal);
+// on_signal(signal, sender) for each, on that thread (sender: the pid that sent it, 0 when the
+// kernel does not say); it runs until the process ends. Signals that came since
+// block_stop_signals() are taken first; ones ignored (SIG_IGN inherited through exec) are taken
+// from here on. Once only.
+void take_stop_signals(std::function<void(int signal, pid_t sender)> on_signal);
 
 // The name the taking thread has in /proc/<pid>/task/<tid>/comm.
 inline constexpr const char* kStopSignalThreadName = "ddpdesk-signals";

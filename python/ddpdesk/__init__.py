@@ -151,11 +151,14 @@ def close(drain_s=2.0):
         c.close(drain_s)
 
 
-def _on_signal(sig):
-    """On the signal thread: the first signal asks for a stop, a second one ends the process now.
+def _on_signal(sig, sender=0):
+    """On the signal thread: the first signal asks for a stop, a second one ends the process now,
+    unless it is the same request delivered again (_signals.Repeats: from the process that
+    started the rank, or the same signal within half a second).
     A script that never asked should_stop() could not stop gracefully: the first one ends it,
     after the client's last word, as the signal would have without ddpdesk. (The stop file does
     not count as a signal: the monitor's Stop may come both ways.)"""
+    repeat = _repeats.same(sig, sender, time.monotonic())
     c = _CLIENT
     for _ in range(100):  # a signal in the moment between the block and the client: wait for it
         if c is not None:
@@ -163,6 +166,8 @@ def _on_signal(sig):
         time.sleep(0.01)
         c = _CLIENT
     if c is not None:
+        if c.signals and repeat:
+            return
         c.signals += 1
         c.request_stop("stop requested by " + {2: "SIGINT", 15: "SIGTERM"}.get(sig, str(sig)))
         if c.signals == 1 and c.asked:
@@ -221,4 +226,5 @@ def _start():
 
 
 _previous_excepthook = sys.excepthook
+_repeats = _signals.Repeats(os.getppid())  # before _start(): a signal may come at once
 _start()

@@ -5,7 +5,7 @@ pointer, a signal frame corrupts the heap (engine/runtime/stop_signals.h, issue 
 ddpdesk-worker does, both signals are blocked in the importing thread, every thread started
 afterwards (torch's intra-op pool, Gloo's, the DataLoader's pin thread) inherits the block, and
 one daemon thread takes them with sigwait. The first asks for a stop; a second one exits at
-once with 128 + the signal's number.
+once with 128 + the signal's number, unless it is the same request delivered again (Repeats).
 
 Threads started before the import do not have the block: a Python-level handler stays installed
 for them (it only sets the flag), and the client says once on stderr that the import came late.
@@ -16,6 +16,7 @@ import signal
 import threading
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SI_USER = 0  # siginfo's si_code for kill(): si_pid is the sender
 THREAD_NAME = "ddpdesk-signals"
 
 
@@ -27,8 +28,30 @@ def other_threads():
         return max(0, threading.active_count() - 1)
 
 
+SAME_SIGNAL_S = 0.5  # engine/protocol/signal_repeat.h's window
+
+
+class Repeats:
+    """Tells the same stop request delivered again from a second one, as ddpdesk-worker does
+    (engine/worker.cpp): a repeat from the process that started the rank (a launcher asks once and
+    then kills; Linux sends the parent-death SIGTERM once for each thread of a dying parent that
+    hands the rank on), or the same signal within half a second (GNU timeout signals its child and
+    then the child's group)."""
+
+    def __init__(self, parent):
+        self.parent = parent  # os.getppid() at import
+        self._last = {}
+
+    def same(self, sig, sender, now):
+        last = self._last.get(sig)
+        self._last[sig] = now
+        return (last is not None and now - last < SAME_SIGNAL_S) or (
+            sender != 0 and sender == self.parent)
+
+
 class StopSignals:
-    """on_signal(sig) runs on the taking thread, once per signal."""
+    """on_signal(sig, sender) runs on the taking thread, once per signal (sender: the pid that
+    sent it, 0 when not known)."""
 
     def __init__(self, on_signal):
         self._on_signal = on_signal
@@ -54,11 +77,11 @@ class StopSignals:
 
     def _loop(self):
         while True:
-            sig = signal.sigwait(set(SIGNALS))
-            self._on_signal(sig)
+            info = signal.sigwaitinfo(set(SIGNALS))
+            self._on_signal(info.si_signo, info.si_pid if info.si_code == SI_USER else 0)
 
     def _late_thread_handler(self, sig, frame):
-        self._on_signal(sig)
+        self._on_signal(sig, 0)
 
     def restore_in_child(self):
         """In a forked child (a DataLoader worker): the handlers and mask it had before ddpdesk

@@ -73,7 +73,7 @@ TEST(StopSignals, TakenOnTheirOwnThreadIncludingOnesThatCameBefore) {
     ::kill(::getpid(), SIGTERM);  // pending: blocked everywhere, not yet taken
     std::atomic<int> taken{0};
     std::atomic<bool> wrong_thread{false};
-    take_stop_signals([&](int sig) {
+    take_stop_signals([&](int sig, pid_t) {
       if (thread_name() != kStopSignalThreadName) wrong_thread = true;
       taken.fetch_add(sig == SIGTERM ? 1 : sig == SIGINT ? 100 : 10000);
     });
@@ -82,6 +82,20 @@ TEST(StopSignals, TakenOnTheirOwnThreadIncludingOnesThatCameBefore) {
     for (int i = 0; i < 2000 && taken < 101; ++i) ::usleep(1000);
     if (wrong_thread) return 4;
     return taken == 101 ? 0 : 5;
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe(status);
+}
+
+// Each signal comes with the pid that sent it (the worker tells a launcher's repeat from a
+// person's second request by it).
+TEST(StopSignals, TheSenderIsNamed) {
+  const int status = in_child([] {
+    block_stop_signals();
+    std::atomic<pid_t> sender{-1};
+    take_stop_signals([&](int, pid_t from) { sender = from; });
+    ::kill(::getpid(), SIGTERM);
+    for (int i = 0; i < 2000 && sender.load() == -1; ++i) ::usleep(1000);
+    return sender.load() == ::getpid() ? 0 : 9;
   });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe(status);
 }
@@ -95,7 +109,7 @@ TEST(StopSignals, InheritedIgnoredSignalsAreTakenOnceTheThreadRuns) {
     std::signal(SIGINT, SIG_IGN);
     block_stop_signals();
     std::atomic<int> taken{0};
-    take_stop_signals([&](int) { taken.fetch_add(1); });
+    take_stop_signals([&](int, pid_t) { taken.fetch_add(1); });
     ::kill(::getpid(), SIGTERM);
     for (int i = 0; i < 2000 && taken < 1; ++i) ::usleep(1000);
     ::kill(::getpid(), SIGINT);
@@ -117,7 +131,7 @@ TEST(StopSignals, AStreamOfThemLeavesOneDnnProductsExact) {
   const int status = in_child([] {
     block_stop_signals();
     std::atomic<long> taken{0};
-    take_stop_signals([&](int) { taken.fetch_add(1); });
+    take_stop_signals([&](int, pid_t) { taken.fetch_add(1); });
     const int m = 64, n = 512, k = 784;  // fmnist-mlp's first layer, batch 64
     std::vector<float> a(m * k), b(k * n), c(m * n), want(m * n);
     unsigned seed = 1;

@@ -13,7 +13,11 @@ import tempfile
 import time
 import unittest
 
-from client_test_util import run, start, strict_lines
+from client_test_util import PYTHON_DIR, run, start, strict_lines
+
+sys.path.insert(0, PYTHON_DIR)
+from ddpdesk import _signals  # noqa: E402
+
 
 def alive(pid):
     """Whether a process runs (a zombie does not: its reaper is init, outside the test)."""
@@ -41,6 +45,7 @@ LOOP = """
     print("stopped at", n, flush=True)
     if os.environ.get("LINGER") == "1":
         time.sleep(60)  # a script slow to stop: the second signal must not wait for it
+    time.sleep(float(os.environ.get("LINGER_S", "0")))  # its checkpoint, say
 """
 
 
@@ -80,14 +85,39 @@ class StopSignals(unittest.TestCase):
         self.assertIn(("stopped", "stop requested by SIGINT"), self.events())
 
     def test_second_signal_exits_at_once(self):
+        # A person's second request: from another process than the rank's parent (which asks
+        # once), and later than the half second in which a repeat is the same request.
         p = self.started(LINGER=1)
         p.send_signal(signal.SIGTERM)
         self.assertIn("stopped at", p.stdout.readline())
+        time.sleep(0.6)
         t = time.monotonic()
-        p.send_signal(signal.SIGTERM)
+        subprocess.run(["kill", "-TERM", str(p.pid)], check=True)
         p.communicate(timeout=30)
         self.assertEqual(p.returncode, 128 + signal.SIGTERM)
         self.assertLess(time.monotonic() - t, 20)  # not the 60 s the script would linger
+
+    def test_the_parents_repeat_is_the_same_request(self):
+        # Linux sends the parent-death SIGTERM once for each thread of a dying parent that hands
+        # the rank on; a launcher asks once. A second SIGTERM from the parent stops nothing more:
+        # the script ends by itself, gracefully.
+        p = self.started(LINGER_S=2)
+        p.send_signal(signal.SIGTERM)
+        self.assertIn("stopped at", p.stdout.readline())
+        time.sleep(0.6)  # past the half second: only the sender makes it a repeat
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(self.events()[-1], ("stopped", "stop requested by SIGTERM"))
+
+    def test_repeats(self):
+        r = _signals.Repeats(parent=100)
+        self.assertFalse(r.same(signal.SIGTERM, 200, 10.0))  # the first
+        self.assertTrue(r.same(signal.SIGTERM, 200, 10.3))   # again within half a second
+        self.assertFalse(r.same(signal.SIGTERM, 200, 11.0))  # a second request
+        self.assertFalse(r.same(signal.SIGINT, 0, 11.1))     # another signal
+        self.assertTrue(r.same(signal.SIGINT, 0, 11.2))
+        self.assertTrue(r.same(signal.SIGTERM, 100, 20.0))   # from the parent: always
 
     def test_script_that_never_asks_ends_on_the_first_signal(self):
         p = self.started(ASK=0)

@@ -280,16 +280,25 @@ class TestHeadless : public QObject {
     QVERIFY(r.out.contains(QLatin1String("--headless --compare --help")));
   }
 
+  // Ctrl+C, and a closed terminal's SIGHUP (an ssh session that ended): a graceful stop, exit
+  // 128 + the signal.
+  void ctrlCStopsGracefullyAndExits130_data() {
+    QTest::addColumn<int>("signo");
+    QTest::newRow("SIGINT") << SIGINT;
+    QTest::newRow("SIGHUP") << SIGHUP;
+  }
+
   void ctrlCStopsGracefullyAndExits130() {
+    QFETCH(int, signo);
     auto p = launch({"--nproc", "2"}, {{"FAKE_STEPS", "100000"}, {"FAKE_STEP_MS", "5"}});
     QString err;
     const QList<qint64> pids = waitForStart(*p, &err);
     QCOMPARE(pids.size(), 2);
     QVERIFY(waitForTraining(2));  // the stop happens mid-training
-    ::kill(pid_t(p->processId()), SIGINT);
+    ::kill(pid_t(p->processId()), signo);
     QVERIFY(p->waitForFinished(kTimeout));
     QCOMPARE(p->exitStatus(), QProcess::NormalExit);
-    QCOMPARE(p->exitCode(), 130);
+    QCOMPARE(p->exitCode(), 128 + signo);
     err += QString::fromUtf8(p->readAllStandardError());
     const QString out = QString::fromUtf8(p->readAllStandardOutput());
     QVERIFY2(err.contains(QLatin1String("stopping at the next step boundary")), qPrintable(err));

@@ -79,7 +79,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     printHeadlessMessage(error);
     return 2;
   }
-  SignalNotifier signalsIn({SIGINT, SIGTERM});
+  SignalNotifier signalsIn({SIGINT, SIGTERM, SIGHUP});
   // On another host: nothing to follow until it answers; a host that cannot be followed is bad
   // input (one line, exit 2), and by then the controller has left nothing behind.
   if (attach && controller.isRemote() && !RunController::isTerminal(controller.state())) {

@@ -9,16 +9,16 @@
 #include <QSocketNotifier>
 #include <cerrno>
 
+#include "signal_repeat.h"
+
 namespace ddpdesk {
 namespace {
 
 int g_pipe[2] = {-1, -1};
 
-// One Ctrl+C can arrive twice within microseconds: GNU timeout, for one, sends it to its child and
-// then to the child's process group, and a supervisor may signal a process its terminal signals
-// too. A repeat this soon is taken as the same request, so "Ctrl+C again" (kill the ranks) needs
-// a second press. Measured as the signals arrive, not as the (maybe busy) event loop reads them.
-constexpr std::int64_t kSameSignalNs = 500'000'000;
+// One Ctrl+C can arrive twice within microseconds (signal_repeat.h): a repeat this soon is the
+// same request, so "Ctrl+C again" (kill the ranks) needs a second press. Measured as the signals
+// arrive, not as the (maybe busy) event loop reads them.
 std::atomic<std::int64_t> g_last_ns[NSIG];
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "used in a signal handler");
 
@@ -28,7 +28,7 @@ extern "C" void onSignal(int signo) {
   ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
   const std::int64_t ns = std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
   const std::int64_t last = g_last_ns[signo].exchange(ns);
-  if (last == 0 || ns - last >= kSameSignalNs) {
+  if (!is_same_signal(last, ns)) {
     const unsigned char byte = static_cast<unsigned char>(signo);
     [[maybe_unused]] ssize_t n = ::write(g_pipe[1], &byte, 1);  // full pipe: already pending
   }
@@ -44,6 +44,10 @@ SignalNotifier::SignalNotifier(std::initializer_list<int> signos, QObject* paren
   notifier_ = new QSocketNotifier(g_pipe[0], QSocketNotifier::Read, this);
   connect(notifier_, &QSocketNotifier::activated, this, &SignalNotifier::drain);
   for (int signo : signos) {
+    struct sigaction current = {};
+    if (signo == SIGHUP && ::sigaction(signo, nullptr, &current) == 0 &&
+        current.sa_handler == SIG_IGN)
+      continue;            // nohup: the terminal's end is not for this process
     g_last_ns[signo] = 0;  // an earlier notifier's signals are not this one's
     struct sigaction sa = {};
     sa.sa_handler = onSignal;

@@ -1,8 +1,9 @@
-// SignalNotifier: turns POSIX signals (Ctrl+C's SIGINT, SIGTERM) into a Qt signal on the event
-// loop, through the self-pipe trick: the handler only write()s one byte, a QSocketNotifier reads
-// it. Used by headless mode to stop a run gracefully, like the Stop button. A signal repeated
-// within 500 ms of the same one is dropped: one Ctrl+C delivered twice (GNU timeout signals its
-// child and then its process group) must not read as "Ctrl+C again".
+// SignalNotifier: turns POSIX signals (Ctrl+C's SIGINT, SIGTERM, a closed terminal's SIGHUP) into
+// a Qt signal on the event loop, through the self-pipe trick: the handler only write()s one byte,
+// a QSocketNotifier reads it. Headless mode and the window use it to stop a run gracefully, like
+// the Stop button. A signal repeated within 500 ms of the same one is dropped (signal_repeat.h):
+// one Ctrl+C delivered twice (GNU timeout signals its child and then its process group) must not
+// read as "Ctrl+C again". A SIGHUP ignored when the process started (nohup) stays ignored.
 #pragma once
 
 #include <QObject>

@@ -2,10 +2,12 @@
 
 #include <QApplication>
 #include <QTimer>
+#include <csignal>
 #include <iostream>
 
 #include "form/run_spec_form.h"
 #include "headless/command_line.h"
+#include "headless/signal_notifier.h"
 #include "slurm/login_resume.h"
 #include "window/gui_args.h"
 #include "window/main_window.h"
@@ -67,6 +69,9 @@ int runGui(int argc, char** argv) {
   const std::string attach = cli.attach();
 
   MainWindow window;
+  // Stop signals end the window as Close does, never the run with it (the ranks checkpoint).
+  SignalNotifier stopSignals({SIGINT, SIGTERM, SIGHUP});
+  QObject::connect(&stopSignals, &SignalNotifier::received, &window, &MainWindow::closeOnSignal);
   if (given) window.form()->setSpec(spec);
   window.startProbe();
   fitToScreen(&window);

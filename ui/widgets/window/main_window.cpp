@@ -316,6 +316,19 @@ void MainWindow::copySrunCommand() {
   launchCommand_->copySrunCommand();
 }
 
+void MainWindow::closeOnSignal() {
+  if (!controller_->isActive() || controller_->isAttached()) {
+    close();
+    return;
+  }
+  if (flow_->stoppingToClose()) {
+    flow_->stop();  // again: kill the ranks (the window still closes once they are gone)
+    return;
+  }
+  saveLastSpec(form_->spec());
+  flow_->stopToClose();
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   // A followed run's ranks are not ours: closing the window only stops following them.
   if (!controller_->isActive() || controller_->isAttached()) {

@@ -88,6 +88,11 @@ class MainWindow : public QMainWindow {
   // the problem like startRun().
   void startRunWhenReady();
   void stopRun();
+  // A stop signal to the window (SIGTERM, SIGHUP: a logout, a closed terminal; SIGINT): Close
+  // with "stop the run" answered. A run of ours stops gracefully (its checkpoint) and the window
+  // closes when every rank has exited; asked again while it stops, the ranks are killed. Without
+  // a run of ours the window closes at once.
+  void closeOnSignal();
   // The Stacks button: every rank's stack taken now (RunController::takeStacks); the hang banner
   // shows the verdict and the file opens once they are in.
   void takeStacks();
