@@ -1,4 +1,6 @@
 // Run history: lists run directories with their state; open, overlay and resume requests.
+#include <unistd.h>
+
 #include <QDir>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -97,6 +99,34 @@ class TestHistoryPanel : public QObject {
     // Selection survives a refresh.
     panel.refresh();
     QCOMPARE(panel.selectedPaths().size(), 3);
+  }
+
+  // A stopped run another monitor has taken up again (a headless --resume, another window) is
+  // that monitor's: listed as active with it, and not offered for resuming here.
+  void aRunWhoseMonitorIsAliveIsNotResumable() {
+    QTemporaryDir root;
+    const QString stopped = makeRun(root.path(), "20260101-110000-b", "Stopped", true);
+    QVERIFY(!stopped.isEmpty());
+    HistoryPanel panel;
+    panel.setRoot(root.path());
+    auto* resumeButton = panel.findChild<QPushButton*>("resumeRun");
+    QVERIFY(resumeButton);
+    RunDirectory monitor;  // what a monitor holds while its run goes on
+    QVERIFY(monitor.open(stopped));
+    panel.refresh();
+    RunHistoryModel* m = panel.model();
+    const QString state =
+        m->data(m->index(m->rowOf(stopped), RunHistoryModel::State), Qt::DisplayRole).toString();
+    QVERIFY2(state.startsWith(QStringLiteral("active (ddpdesk pid %1 on ").arg(getpid())),
+             qPrintable(state));
+    QVERIFY(!RunHistoryModel::canResume(*m->record(m->rowOf(stopped))));
+    panel.selectPaths({stopped});
+    QVERIFY(!resumeButton->isEnabled());
+    // Once that monitor lets go (its run ended, it died), the run can be resumed again.
+    monitor.close();
+    panel.refresh();
+    panel.selectPaths({stopped});
+    QVERIFY(resumeButton->isEnabled());
   }
 };
 

@@ -132,6 +132,17 @@ QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEn
   });
   if (!settings.ok()) return QString::fromStdString(settings.error);
 
+  // A run whose monitor is alive (here or on a machine sharing the directory) is its monitor's:
+  // a second set of ranks there would fight the first over checkpoints and metrics.
+  if (const QString dir = RunDirectory::continuedPath(spec); !dir.isEmpty())
+    if (const QString monitor = RunDirectory::liveMonitor(dir); !monitor.isEmpty()) {
+      const bool resuming = !spec.resume.empty();
+      return invalid(resuming ? "resume" : "run_dir", resuming ? spec.resume : spec.run_dir,
+                     QStringLiteral("its run is still going, watched by %1 (stop it there "
+                                    "first, or follow it with --attach %2)")
+                         .arg(monitor, dir));
+    }
+
   // Slurm runs place their directory on the cluster; the launcher checks that side.
   if (!spec.run_dir.empty() && !spec.is_slurm()) {
     const QString dir = QString::fromStdString(spec.run_dir);

@@ -154,6 +154,10 @@ int runQueueFile(const QString& path, std::optional<bool> stopOnFailure) {
     printHeadlessMessage(error + QStringLiteral(" (in %1)").arg(path));
     return 2;
   }
+  if (!queue.claim(&error)) {
+    printHeadlessMessage(error);
+    return 2;
+  }
   printHeadlessMessage(QStringLiteral("queue %1: %2 entries, %3 to run")
                            .arg(queue.path())
                            .arg(queue.entries().size())
@@ -188,6 +192,10 @@ int runSweepFile(const QString& path, std::optional<bool> stopOnFailure) {
   RunController controller;
   RunQueue queue(&controller);
   queue.load(SweepDirectory::queuePath(dir));  // no file yet: an empty queue kept there
+  if (!queue.claim(&error)) {  // a new directory: only --queue of its file could come first
+    printHeadlessMessage(error);
+    return 2;
+  }
   queue.setStopOnFailure(plan.stop_on_failure);
   SweepDirectory::addRuns(plan, dir, &queue);
   printHeadlessMessage(

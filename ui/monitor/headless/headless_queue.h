@@ -18,7 +18,8 @@ class Option;
 namespace ddpdesk {
 
 // Exit codes: 0 every entry finished, 1 some entry failed (or could not start), 2 bad input
-// (one line naming the entry and field; nothing started or written), 128+signal when stopped
+// (one line naming the entry and field; nothing started or written; also a file that is not
+// writable, or that another ddpdesk is running: RunQueue::claim), 128+signal when stopped
 // with Ctrl+C (130) or SIGTERM (143): the running entry is then "stopped" and continues from its
 // checkpoint at the next run of the queue. stopOnFailure, when given, overrides the file's.
 int runQueueFile(const QString& path, std::optional<bool> stopOnFailure);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <vector>
 
+#include "run/file_lock.h"
 #include "run_spec.h"
 
 namespace ddpdesk {
@@ -63,6 +64,11 @@ class RunQueue : public QObject {
   bool load(const QString& path, QString* error = nullptr);
   QString path() const { return path_; }
   bool save(QString* error = nullptr);
+  // Makes the loaded file this process's to run (headless --queue and --sweep): it must be
+  // writable (every change is written back), and no other ddpdesk may be running it: its lock
+  // file <file>.lock (file_lock.h) is taken and held while this queue lives. False with one line
+  // naming the file, and the process that runs it when that is why; nothing written then.
+  bool claim(QString* error = nullptr);
 
   // How a run is started (default: the controller's start()). The GUI passes its own, which also
   // resets the live views.
@@ -110,6 +116,7 @@ class RunQueue : public QObject {
   RunController* controller_;
   Launcher launcher_;
   QString path_;
+  FileLock lock_;  // claim()'s
   std::vector<QueueEntry> entries_;
   QJsonObject extra_;  // other top-level keys of the file, kept
   int next_id_ = 1;

@@ -180,6 +180,24 @@ bool RunQueue::save(QString* error) {
   return writeFileAtomically(path_, QJsonDocument(o).toJson(), error);
 }
 
+bool RunQueue::claim(QString* error) {
+  auto fail = [&](const QString& line) {
+    if (error) *error = line;
+    return false;
+  };
+  if (const QString why = atomicWriteProblem(path_); !why.isEmpty())
+    return fail(QStringLiteral("cannot run queue %1: %2 (each run's state is written back into "
+                               "it)")
+                    .arg(path_, why));
+  bool held = false;
+  if (const QString why = lock_.acquire(path_ + QStringLiteral(".lock"), &held); !why.isEmpty())
+    return fail(held ? QStringLiteral("queue %1 is already being run by %2 (wait for it, or stop "
+                                      "it there)")
+                           .arg(path_, why)
+                     : QStringLiteral("cannot run queue %1: %2").arg(path_, why));
+  return true;
+}
+
 void RunQueue::persist() {
   QString error;
   if (!save(&error)) Q_EMIT message(error);

@@ -1,8 +1,19 @@
 #include "run/atomic_file.h"
 
+#include <QFileInfo>
 #include <QSaveFile>
 
 namespace ddpdesk {
+
+QString atomicWriteProblem(const QString& path) {
+  // QSaveFile's own tests: the file's writability, then a temporary file beside it.
+  const QFileInfo file(path);
+  if (file.exists() && !file.isWritable()) return QStringLiteral("%1 is not writable").arg(path);
+  const QFileInfo dir(file.absolutePath());
+  if (dir.exists() && !dir.isWritable())
+    return QStringLiteral("its directory %1 is not writable").arg(dir.filePath());
+  return {};
+}
 
 bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error) {
   QSaveFile f(path);

@@ -8,6 +8,11 @@
 
 namespace ddpdesk {
 
+// Why writeFileAtomically(path) would fail for want of permission, checked without writing:
+// "FILE is not writable" (an existing file QSaveFile refuses to replace) or "its directory DIR
+// is not writable" (where the temporary file goes); empty when it may write.
+QString atomicWriteProblem(const QString& path);
+
 // False with *error (one line naming the file) when it could not be written.
 bool writeFileAtomically(const QString& path, const QByteArray& data, QString* error = nullptr);
 

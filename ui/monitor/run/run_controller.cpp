@@ -253,10 +253,7 @@ bool RunController::start(const RunSpec& given, QString* error) {
   attached_ = false;
   RunSpec spec = with_restart_checkpoints(given);
   // Resuming a run directory continues it in place: one history entry, one curve.
-  const QString resume = QString::fromStdString(spec.resume);
-  if (spec.run_dir.empty() && !resume.isEmpty() && QFileInfo(resume).isDir() &&
-      QFileInfo::exists(RunDirectory::specPath(resume)))
-    spec.run_dir = QFileInfo(resume).absoluteFilePath().toStdString();
+  spec.run_dir = RunDirectory::continuedPath(spec).toStdString();
   QProcessEnvironment rankEnv = QProcessEnvironment::systemEnvironment();
   rankEnv.insert(extra_env_);
   if (const QString problem = localStartProblem(spec, rankEnv); !problem.isEmpty())

@@ -79,6 +79,14 @@ QString RunDirectory::newRunPath(const RunSpec& spec, const QDateTime& now, cons
   return path;
 }
 
+QString RunDirectory::continuedPath(const RunSpec& spec) {
+  if (!spec.run_dir.empty()) return QString::fromStdString(spec.run_dir);
+  const QString resume = QString::fromStdString(spec.resume);
+  if (!resume.isEmpty() && QFileInfo(resume).isDir() && QFileInfo::exists(specPath(resume)))
+    return QFileInfo(resume).absoluteFilePath();
+  return {};
+}
+
 bool RunDirectory::create(const RunSpec& spec, QString* error) {
   const QString path = spec.run_dir.empty()
                            ? newRunPath(spec, QDateTime::currentDateTime())
@@ -92,11 +100,20 @@ bool RunDirectory::open(const QString& path, QString* error) {
     if (error) *error = QStringLiteral("cannot create run directory %1").arg(path);
     return false;
   }
+  bool held = false;
+  if (const QString why = lock_.acquire(monitorLockPath(path), &held); !why.isEmpty()) {
+    if (error)
+      *error = held ? QStringLiteral("run directory %1 is in use by %2, the monitor of its run")
+                          .arg(path, why)
+                    : why;
+    return false;
+  }
   // Unbuffered: each append is one write(2) of whole lines, so a crash of the monitor leaves a
   // file of complete lines that loads back.
   auto f = std::make_unique<QFile>(metricsPath(path));
   if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) {
     if (error) *error = QStringLiteral("cannot open %1: %2").arg(f->fileName(), f->errorString());
+    lock_.release();
     return false;
   }
   metrics_ = std::move(f);
@@ -108,6 +125,7 @@ void RunDirectory::close() {
   metrics_.reset();
   log_.reset();
   path_.clear();
+  lock_.release();
 }
 
 bool RunDirectory::writeSpec(const RunSpec& spec, QString* error) {
@@ -176,6 +194,14 @@ QString RunDirectory::systemMetricsPath(const QString& dir) {
   return layoutPath(run_layout::system_metrics, dir);
 }
 
+QString RunDirectory::monitorLockPath(const QString& dir) {
+  return dir + QStringLiteral("/monitor.lock");  // the monitor's alone: not in run_layout.h
+}
+
+QString RunDirectory::liveMonitor(const QString& dir) {
+  return FileLock::holder(monitorLockPath(dir));
+}
+
 void RunDirectory::logEvent(const QString& text) {
   if (path_.isEmpty()) return;
   if (!log_) {
@@ -242,6 +268,7 @@ std::optional<RunRecord> RunDirectory::readRecord(const QString& dir) {
   r.created = QDateTime::fromString(r.id.left(15), QLatin1String(kStampFormat));
   if (!r.created.isValid()) r.created = QFileInfo(f).lastModified();
   r.checkpoints = findCheckpoints(dir);
+  r.monitor = liveMonitor(dir);
   return r;
 }
 

@@ -10,6 +10,9 @@
 //     rank-N.exit.json  how rank N ended, written by the rank itself (see exit_record.h)
 //     on-end.log     the output of the spec's on_end command (run/end_command.h), if it has one
 //     checkpoints/step-NNNNNNNN.pt   written by the engine's rank 0
+//     monitor.lock   held (flock, file_lock.h) by the monitor that has the directory open, from
+//                    open() to close(): a second monitor cannot start or resume a run there
+//                    while the first is alive; empty when no one holds it
 #pragma once
 
 #include <QDateTime>
@@ -20,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "run/file_lock.h"
 #include "run_spec.h"
 
 namespace ddpdesk {
@@ -53,6 +57,8 @@ struct RunRecord {
   std::optional<RunStatus> status;
   QDateTime created;
   QStringList checkpoints;  // checkpoints/step-*.pt, highest step first
+  // The monitor alive in the directory ("ddpdesk pid 4711 on host"); empty when none is.
+  QString monitor;
 };
 
 class RunDirectory {
@@ -69,9 +75,13 @@ class RunDirectory {
   static QString newRunPath(const RunSpec& spec, const QDateTime& now,
                             const QString& root = runsRoot());
 
+  // The directory a spec continues in: its run_dir, else the run directory its resume names
+  // (resuming a run continues it in place: one history entry, one curve); empty for a new one.
+  static QString continuedPath(const RunSpec& spec);
   // Uses spec.run_dir when set, else a new path; creates it and opens metrics.jsonl for append.
   bool create(const RunSpec& spec, QString* error = nullptr);
-  // Opens an existing or new directory at `path` (creating it).
+  // Opens an existing or new directory at `path` (creating it), taking its monitor.lock; false
+  // with one line when another monitor holds it (nothing is written then).
   bool open(const QString& path, QString* error = nullptr);
   void close();
   bool isOpen() const { return !path_.isEmpty(); }
@@ -99,6 +109,10 @@ class RunDirectory {
   static QString rankMetricsDir(const QString& dir);             // metrics/
   static QString rankMetricsPath(const QString& dir, int rank);  // metrics/rank-N.jsonl
   static QString systemMetricsPath(const QString& dir);          // metrics/system.jsonl
+  static QString monitorLockPath(const QString& dir);            // monitor.lock
+  // The monitor that has `dir` open now, in this process or another, here or on another machine
+  // that shares the directory ("ddpdesk pid 4711 on host"); empty when none.
+  static QString liveMonitor(const QString& dir);
 
   static std::optional<RunStatus> readStatus(const QString& dir);
   // Whether the engine wrote a checkpoint there (run_layout.h's names).
@@ -112,6 +126,7 @@ class RunDirectory {
   QString path_;
   std::unique_ptr<QFile> metrics_;
   std::unique_ptr<QFile> log_;
+  FileLock lock_;
 };
 
 }  // namespace ddpdesk

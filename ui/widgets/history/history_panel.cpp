@@ -34,6 +34,7 @@ int RunHistoryModel::rowOf(const QString& path) const {
 }
 
 QString RunHistoryModel::stateText(const RunRecord& r) {
+  if (!r.monitor.isEmpty()) return tr("active (%1)").arg(r.monitor);
   if (!r.status) return tr("active / interrupted");
   // A run that recovered by itself says so (docs/recovery.md).
   if (r.status->restarts > 0)
@@ -45,6 +46,7 @@ QString RunHistoryModel::stateText(const RunRecord& r) {
 
 bool RunHistoryModel::canResume(const RunRecord& r) {
   if (!r.specValid || r.checkpoints.isEmpty()) return false;
+  if (!r.monitor.isEmpty()) return false;  // its run is still going, in that monitor
   return !r.status || r.status->state != QLatin1String("Finished");
 }
 
@@ -205,7 +207,9 @@ void HistoryPanel::updateButtons() {
     const bool isActive =
         !active_.isEmpty() && QDir(active_).absolutePath() == QDir(paths.front()).absolutePath();
     resumable = r && !isActive && RunHistoryModel::canResume(*r);
-    if (r && r->status && !r->status->reason.isEmpty())
+    if (r && !r->monitor.isEmpty())
+      detail = tr("Still running, watched by %1: stop it there to resume it").arg(r->monitor);
+    else if (r && r->status && !r->status->reason.isEmpty())
       detail = r->status->reason.section(QLatin1Char('\n'), 0, 0);
   }
   resume_->setEnabled(resumable && active_.isEmpty());

@@ -29,10 +29,12 @@ class RunHistoryModel : public QAbstractTableModel {
   const RunRecord* record(int row) const;
   int rowOf(const QString& path) const;
 
-  // "Finished", "Stopped", "Failed", or "active / interrupted" without a status.json.
+  // "active (ddpdesk pid N on host)" while a monitor holds the run directory (another window, a
+  // headless run, this one), else "Finished", "Stopped", "Failed", or "active / interrupted"
+  // without a status.json (a monitor that died, a Slurm job whose monitor was closed).
   static QString stateText(const RunRecord& r);
   // A run can be resumed when it ended without finishing (stopped or failed) and left a
-  // checkpoint behind.
+  // checkpoint behind, and no monitor holds it.
   static bool canResume(const RunRecord& r);
 
   int rowCount(const QModelIndex& parent = {}) const override;
