@@ -6,7 +6,8 @@
 // hello (with DDPDESK_TOKEN), event started (total_steps), one step per optimizer step, eval and
 // event epoch per epoch, event finished; on SIGTERM/SIGINT: event stopping at the next step
 // boundary, a checkpoint (rank 0), event stopped, exit 0 (a second signal: exit 128+signal at
-// once). Failure: an error message, exit 1.
+// once). A rank that finished or stopped writes its exit record (rank-N.exit.json) as it exits.
+// Failure: an error message, exit 1.
 // Bad input: exit 2. Progress goes to stderr.
 //
 // Scripted by environment variables (all optional):
@@ -62,6 +63,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exit_record.h"
 #include "run_spec.h"
 #include "wire.h"
 
@@ -196,6 +198,19 @@ std::string fileProblem(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line.rfind("bad ", 0) == 0 ? line.substr(4) : std::string();
+}
+
+// As the real worker, a rank that finished or stopped says so in its exit record (exit_record.h).
+void writeExitRecord(const std::string& runDir, int rank, int world, const char* outcome,
+                     long step) {
+  if (runDir.empty()) return;
+  ExitRecord r;
+  r.rank = rank;
+  r.world = world;
+  r.pid = long(::getpid());
+  r.outcome = outcome;
+  r.step = step;
+  write_exit_record(runDir, r);
 }
 
 int fakeCheck(int argc, char** argv) {
@@ -392,6 +407,7 @@ int main(int argc, char** argv) {
         event("checkpoint", step / stepsPerEpoch, step, path);
       }
       event("stopped", step / stepsPerEpoch, step);
+      writeExitRecord(runDir, rank, world, "stopped", step);
       std::fprintf(stderr, "fake-worker rank %d: stopped at step %ld\n", rank, step);
       return 0;
     }
@@ -454,6 +470,7 @@ int main(int argc, char** argv) {
     }
   }
   event("finished", (steps - 1) / stepsPerEpoch, step);
+  writeExitRecord(runDir, rank, world, "finished", step);
   std::fprintf(stderr, "fake-worker rank %d: finished\n", rank);
   return 0;
 }

@@ -189,6 +189,50 @@ class TestHeadless : public QObject {
     QVERIFY(!runsDirExists());
   }
 
+  // A run directory that cannot be made: bad input, the reason in the one line.
+  void runDirectoryThatCannotBeMadeExitsTwoSayingWhy() {
+    const QString file = data->filePath(QStringLiteral("a-file"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.close();
+    const QList<QPair<QString, QString>> cases = {
+        {file, QStringLiteral("Not a directory")},
+        {data->filePath(QString(260, QLatin1Char('n'))), QStringLiteral("File name too long")}};
+    for (const auto& [dir, why] : cases) {
+      const Result r = run({"--nproc", "1", "--run-dir", dir}, {});
+      QCOMPARE(r.code, 2);
+      const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+      QCOMPARE(lines.size(), 1);
+      QVERIFY2(lines[0].contains(QStringLiteral("invalid --run-dir '%1'").arg(dir)) &&
+                   lines[0].endsWith(why),
+               qPrintable(lines[0]));
+    }
+  }
+
+  // A worker rank that exits 0 without ever connecting, or without saying it finished, has not
+  // trained: the run failed, naming the rank and what it did not do.
+  void rankThatEndsUnsaidFailsTheRun() {
+    const Result never =
+        finishProcess(*startHeadless(QStringLiteral(DDPDESK_BIN), QStringLiteral("/bin/true"),
+                                     data->path(), {"--nproc", "1"}),
+                      kTimeout);
+    QCOMPARE(never.code, 1);
+    QVERIFY2(never.err.contains(QLatin1String("run failed: rank 0 exited with code 0 without ever "
+                                              "connecting to the monitor")),
+             qPrintable(never.err));
+    QVERIFY(never.out.contains(QLatin1String("failed after")));
+
+    const Result unfinished = run({"--nproc", "2"}, {{"FAKE_STEPS", "40"},
+                                                     {"FAKE_STEP_MS", "5"},
+                                                     {"FAKE_CRASH_STEP", "3"},
+                                                     {"FAKE_CRASH_RANK", "1"},
+                                                     {"FAKE_CRASH_CODE", "0"}});
+    QCOMPARE(unfinished.code, 1);
+    QVERIFY2(unfinished.err.contains(QLatin1String("run failed: rank 1 exited with code 0 without "
+                                                   "a finished event")),
+             qPrintable(unfinished.err));
+  }
+
   void cudaRunsThisMachineCannotHoldExitTwoAndWriteNothing_data() {
     QTest::addColumn<QString>("gpus");
     QTest::addColumn<QString>("nproc");

@@ -333,6 +333,25 @@ class TestRunController : public QObject {
     QVERIFY(log.contains(QLatin1String("run Finished")));
   }
 
+  // A metrics.jsonl that a killed monitor left in half a line: the new run's first message is a
+  // line of its own, and status.json counts the half line as malformed.
+  void halfLineLeftByAKilledMonitorIsEndedAndCounted() {
+    const QString dir = data.filePath(QStringLiteral("half-line"));
+    QVERIFY(QDir().mkpath(dir));
+    QFile f(RunDirectory::metricsPath(dir));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"type\":\"step\",\"rank\":0,\"ste");
+    f.close();
+    make({{"FAKE_STEPS", "5"}});
+    QVERIFY(c->start(fakeSpec(1, dir)));
+    QTRY_COMPARE_WITH_TIMEOUT(c->state(), State::Finished, kRunTimeout);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    QCOMPARE(lines.front(), QByteArray("{\"type\":\"step\",\"rank\":0,\"ste"));
+    QVERIFY2(lines.at(1).contains("\"type\":\"hello\""), lines.at(1).constData());
+    QCOMPARE(RunDirectory::readStatus(dir)->malformedLines, 1);
+  }
+
   void garbageAndOversizedLinesDoNotDisturbTheRun() {
     make({{"FAKE_STEPS", "20"}, {"FAKE_GARBAGE", "1"}});
     QVERIFY(c->start(fakeSpec(2)));

@@ -102,6 +102,51 @@ class TestRunDirectory : public QObject {
     QCOMPARE(r->droppedConnections, 2);
   }
 
+  // A monitor killed mid-write left half a line: the next run's first message is a line of its
+  // own, the half one stays one malformed line, and the run counts it.
+  void aHalfLineIsEndedBeforeAppending() {
+    const QString path = data.filePath(QStringLiteral("half"));
+    QVERIFY(QDir().mkpath(path));
+    QFile f(RunDirectory::metricsPath(path));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"type\":\"step\",\"rank\":0}\n{\"type\":");
+    f.close();
+    RunDirectory dir;
+    QVERIFY(dir.open(path));
+    QCOMPARE(dir.endedHalfLines(), 1);
+    QVERIFY(dir.appendMetrics("{\"type\":\"hello\",\"rank\":0}\n"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), QByteArray("{\"type\":\"step\",\"rank\":0}\n{\"type\":\n"
+                                     "{\"type\":\"hello\",\"rank\":0}\n"));
+    f.close();
+    dir.close();
+    // A file that ends in a whole line is left as it is.
+    QVERIFY(dir.open(path));
+    QCOMPARE(dir.endedHalfLines(), 0);
+  }
+
+  // Why a run directory cannot be made, in the one line that says it cannot.
+  void aRunDirectoryThatCannotBeMadeSaysWhy() {
+    const QString file = data.filePath(QStringLiteral("a-file"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.close();
+    const QString tooLong = data.filePath(QString(260, QLatin1Char('n')));
+    const QList<QPair<QString, QString>> cases = {
+        {file, QStringLiteral("Not a directory")},
+        {file + "/run", QStringLiteral("Not a directory")},
+        {tooLong, QStringLiteral("File name too long")}};
+    for (const auto& [path, why] : cases) {
+      RunDirectory dir;
+      QString error;
+      QVERIFY(!dir.open(path, &error));
+      QCOMPARE(error, QStringLiteral("cannot create run directory %1: %2").arg(path, why));
+      QCOMPARE(RunDirectory::unusableReason(path), QStringLiteral("cannot create it: ") + why);
+    }
+    QCOMPARE(RunDirectory::unusableReason(data.filePath(QStringLiteral("new/run"))), QString());
+    QCOMPARE(RunDirectory::unusableReason(data.path()), QString());
+  }
+
   void monitorLogKeepsOneTimestampedLinePerEvent() {
     RunDirectory dir;
     QVERIFY(dir.open(data.filePath(QStringLiteral("log-run"))));

@@ -152,6 +152,8 @@ QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEn
       return invalid("run_dir", spec.run_dir,
                      QStringLiteral("it holds another run (spec.json); resume that run "
                                     "(--resume) or choose another directory"));
+    if (const QString why = RunDirectory::unusableReason(dir); !why.isEmpty())
+      return invalid("run_dir", spec.run_dir, why);
   }
 
   if (!spec.resume.empty()) {

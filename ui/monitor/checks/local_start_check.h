@@ -4,6 +4,8 @@
 // - the DDPDESK_* environment the ranks would get, by the worker's own rules (worker_settings.h);
 // - a run directory that already holds another run (its spec.json): a new run there would mix
 //   its record, metrics and checkpoints into the old one's; resuming that run is the way on;
+// - a run directory that cannot be made or written (a file in the way, a read-only file system,
+//   a name too long: RunDirectory::unusableReason);
 // - a resume that changes the run's plan: its world size, batch, accumulation or data set (the
 //   checkpoint's epoch and step within it would mean other samples and other step totals);
 // - a metrics file whose directory does not exist or cannot be written;

@@ -275,7 +275,9 @@ QByteArray tableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matchin
 bool writeTableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matching matching,
                    const QString& path, QString* error) {
   QSaveFile f(path);
-  if (!f.open(QIODevice::WriteOnly) || f.write(tableCsv(runs, axis, matching)) < 0 || !f.commit()) {
+  // flush() first: commit() renames a file whose last flush failed (atomic_file.h).
+  if (!f.open(QIODevice::WriteOnly) || f.write(tableCsv(runs, axis, matching)) < 0 || !f.flush() ||
+      !f.commit()) {
     if (error) *error = QStringLiteral("cannot write '%1': %2").arg(path, f.errorString());
     return false;
   }

@@ -67,6 +67,8 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   if (const QString d = startedDetail(store); !d.isEmpty())
     std::printf("\nstarted: %s", d.toStdString().c_str());
   std::printf("\nrun directory: %s\n", c.runDirectory().toStdString().c_str());
+  if (const QString why = c.metricsIncomplete(); !why.isEmpty())
+    std::printf("metrics.jsonl is incomplete: %s\n", why.toStdString().c_str());
   std::fflush(stdout);
 }
 

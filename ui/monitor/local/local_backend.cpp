@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <csignal>
 
+#include "exit_record.h"
 #include "local/local_rank_launcher.h"
 #include "local/rank_command.h"
 #include "local/rank_process.h"
@@ -214,6 +215,26 @@ void LocalBackend::blameThePeerThatDiedFirst() {
   recordFailure(*peer);
 }
 
+void LocalBackend::blameARankThatEndedUnsaid() {
+  // A script without the client never connects, and says nothing of its end: exit 0 is its word
+  // (python-scripts.md). A stop we sent may reach a rank before it connected.
+  if (spec_is_script_ || term_sent_) return;
+  for (const RankProcess* p : launcher_->ranks()) {
+    const int rank = p->rank();
+    const auto& x = p->exitInfo();
+    if (!x.exited || x.crashed || x.startFailed || x.killedByUs || x.exitCode != 0) continue;
+    if (rankFinished()[rank] || rankStopped()[rank]) continue;
+    // Its socket lines may have been dropped (a monitor that did not read): its exit record says.
+    const auto record = read_exit_record(exit_record_path(runDir().toStdString(), rank));
+    if (record && (record->outcome == "finished" || record->outcome == "stopped")) continue;
+    recordFailure(*p);
+    failure().what += connected()[rank]
+                          ? QStringLiteral(" without a finished event (its training did not end)")
+                          : QStringLiteral(" without ever connecting to the monitor");
+    return;
+  }
+}
+
 void LocalBackend::onRankFinished(int rank) {
   RankProcess* p = launcher_->rank(rank);
   const auto& x = p->exitInfo();
@@ -328,6 +349,7 @@ void LocalBackend::finalize() {
     f.peerLost = rankErrors()[f.rank].peer;
   }
   if (hasFailure()) blameThePeerThatDiedFirst();
+  if (!hasFailure()) blameARankThatEndedUnsaid();
   if (hasFailure() && restartIfDue()) return;
 
   QStringList killed;

@@ -43,6 +43,9 @@ class LocalBackend : public RunBackend {
   // When the recorded failure is a rank that only saw a peer exit first (its `error` message's
   // `peer`: the shared-memory communicator found that rank gone) and that peer failed too, the
   // peer is the cause.
+  // A worker rank that exited 0 must have said how it ended (a finished or stopped event, on its
+  // connection or in its exit record): one that did not is the run's failure.
+  void blameARankThatEndedUnsaid();
   void blameThePeerThatDiedFirst();
   void maybeFinish();
   void finalize();

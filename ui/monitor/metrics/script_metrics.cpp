@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "run/jsonl_append.h"
 #include "system_sampler.h"
 
 namespace ddpdesk {
@@ -195,10 +196,9 @@ void ScriptMetrics::readEventFiles(std::vector<wire::Message>& out) {
 bool ScriptMetrics::recordSystemMetrics(const QString& path, QString* error) {
   QDir().mkpath(QFileInfo(path).absolutePath());
   auto file = std::make_unique<QFile>(path);
-  if (!file->open(QIODevice::WriteOnly | QIODevice::Append)) {
-    if (error) *error = QStringLiteral("cannot write %1: %2").arg(path, file->errorString());
-    return false;
-  }
+  // A restarted or resumed run appends; a monitor killed mid-line left half of one
+  // (jsonl_append.h).
+  if (!openJsonlForAppend(*file, {}, error)) return false;
   system_file_ = std::move(file);
   return true;
 }

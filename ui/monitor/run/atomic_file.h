@@ -1,6 +1,7 @@
 // Files the monitor writes whole (spec.json, status.json, the queue, a sweep's index) go through
 // a temporary file and a rename, so a crash mid-write leaves the previous version, never half
-// of one.
+// of one; so does a full disk (nothing is renamed over the previous version unless every byte
+// was written).
 #pragma once
 
 #include <QByteArray>

@@ -79,6 +79,7 @@ class RunBackend : public QObject {
   std::vector<bool>& connected() const { return run_.connected_; }
   const std::vector<wire::Error>& rankErrors() const { return run_.rank_errors_; }
   const std::vector<bool>& rankStopped() const { return run_.rank_stopped_; }
+  const std::vector<bool>& rankFinished() const { return run_.rank_finished_; }
   // The controller's steps of a run (run_controller.h).
   void beginRun(const RunSpec& spec, std::unique_ptr<RunDirectory> dir, qint64 history,
                 int world) const {

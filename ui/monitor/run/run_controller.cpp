@@ -165,6 +165,7 @@ void RunController::resetRun(int world) {
   connected_.assign(world, false);
   rank_errors_.assign(world, wire::Error{-1, {}, -1});
   rank_stopped_.assign(world, false);
+  rank_finished_.assign(world, false);
   stop_requested_ = false;
   stop_signal_ = 0;
   has_failure_ = false;
@@ -172,6 +173,7 @@ void RunController::resetRun(int world) {
   restarts_ = 0;
   failure_ = Failure();
   reason_.clear();
+  metrics_incomplete_.clear();
   started_at_ = QDateTime::currentDateTime();
   ended_at_ = QDateTime();
   store_->clear();
@@ -209,6 +211,7 @@ void RunController::beginRestart() {
   connected_.assign(world, false);
   rank_errors_.assign(world, wire::Error{-1, {}, -1});
   rank_stopped_.assign(world, false);
+  rank_finished_.assign(world, false);
   has_failure_ = false;
   failure_ = Failure();
   ++restarts_;
@@ -221,6 +224,7 @@ void RunController::growWorld(int world) {
   connected_.resize(world, false);
   rank_errors_.resize(world, wire::Error{-1, {}, -1});
   rank_stopped_.resize(world, false);
+  rank_finished_.resize(world, false);
   spec_.nproc = world;
   store_->setWorld(world);
 }
@@ -310,7 +314,13 @@ void RunController::stopGrace() {
 
 void RunController::onMessages(const std::vector<wire::Message>& messages,
                                const QByteArray& lines) {
-  if (dir_) dir_->appendMetrics(lines);
+  // A full disk: one warning, the file cut back to whole lines, and the end summary says so.
+  if (dir_ && !dir_->appendMetrics(lines) && metrics_incomplete_.isEmpty() &&
+      !dir_->metricsError().isEmpty()) {
+    metrics_incomplete_ = dir_->metricsError();
+    Q_EMIT warning(metrics_incomplete_ +
+                   QStringLiteral("; the run's later messages are not kept in it"));
+  }
   store_->ingest(messages);
   for (const auto& m : messages) {
     const int rank = wire::rank_of(m);
@@ -322,6 +332,7 @@ void RunController::onMessages(const std::vector<wire::Message>& messages,
       if (ev->event == "stopping" && (state_ == State::Running || state_ == State::Starting))
         setState(State::Stopping);
       if (ev->event == "stopped") rank_stopped_[rank] = true;
+      if (ev->event == "finished") rank_finished_[rank] = true;
     } else if (const auto* er = std::get_if<wire::Error>(&m)) {
       rank_errors_[rank] = *er;
     } else if (std::holds_alternative<wire::Step>(m)) {

@@ -175,6 +175,9 @@ class RunController : public QObject {
   static QString stateName(State s);
   // Why the run is Stopped or Failed (may span lines: summary, then stderr tail). Empty otherwise.
   QString reason() const { return reason_; }
+  // Why the run's metrics.jsonl lacks its later messages ("cannot write …: No space left on
+  // device", warned once as it happened); empty while it holds every one.
+  QString metricsIncomplete() const { return metrics_incomplete_; }
   const Failure& failure() const { return failure_; }
   bool stopRequested() const { return stop_requested_; }
   // Automatic restarts of this run so far (spec max_restarts).
@@ -298,6 +301,7 @@ class RunController : public QObject {
   std::vector<bool> connected_;
   std::vector<wire::Error> rank_errors_;  // last error message per rank (rank -1: none)
   std::vector<bool> rank_stopped_;        // the rank reported "stopped"
+  std::vector<bool> rank_finished_;       // the rank reported "finished"
   QTimer grace_timer_;
   bool stop_requested_ = false;
   int stop_signal_ = 0;  // noteStopSignal()
@@ -306,6 +310,7 @@ class RunController : public QObject {
   int restarts_ = 0;
   Failure failure_;
   QString reason_;
+  QString metrics_incomplete_;
   QDateTime started_at_;
   QDateTime ended_at_;
 };

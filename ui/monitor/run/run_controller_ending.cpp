@@ -29,6 +29,9 @@ void RunController::endRun(State final, const QString& reason, RunStatus status,
     status.totalSteps = progress.totalSteps;
     status.lastLoss = progress.globalLoss;
     status.restarts = restarts_;
+    // A half line a killed monitor left, ended as this run began, is one malformed line too.
+    status.malformedLines += dir_->endedHalfLines();
+    status.metricsIncomplete = metrics_incomplete_;
     QString err;
     if (!dir_->writeStatus(status, &err)) Q_EMIT warning(err);
     dir_->logEvent(logPrefix +

@@ -2,7 +2,11 @@
 
 #include "run/atomic_file.h"
 #include "run/exit_record_status.h"
+#include "run/jsonl_append.h"
 #include "run_layout.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <QDir>
 #include <QFileInfo>
@@ -11,12 +15,32 @@
 #include <QJsonObject>
 #include <QStandardPaths>
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstring>
 
 namespace ddpdesk {
 namespace {
 
 const char* const kStampFormat = "yyyyMMdd-HHmmss";
+
+// Creates `path` and its missing parents (as mkdir -p); false with *why, the failing mkdir's
+// strerror ("Not a directory", "Read-only file system", "File name too long").
+bool makePath(const QString& path, QString* why) {
+  const QByteArray p = QFile::encodeName(QDir::cleanPath(QFileInfo(path).absoluteFilePath()));
+  for (qsizetype i = 1; i <= p.size(); ++i) {
+    if (i < p.size() && p[i] != '/') continue;
+    const QByteArray part = p.left(i);
+    if (::mkdir(part.constData(), 0777) == 0) continue;
+    const int err = errno;
+    struct stat st {};
+    if (::stat(part.constData(), &st) == 0 && S_ISDIR(st.st_mode)) continue;  // already there
+    *why = QString::fromLocal8Bit(std::strerror(err == EEXIST ? ENOTDIR : err));
+    return false;
+  }
+  return true;
+}
 
 // One line of monitor.log: a timestamp and the text, line breaks shown as " | ".
 QByteArray eventLine(const QString& text) {
@@ -96,8 +120,8 @@ bool RunDirectory::create(const RunSpec& spec, QString* error) {
 
 bool RunDirectory::open(const QString& path, QString* error) {
   close();
-  if (!QDir().mkpath(path)) {
-    if (error) *error = QStringLiteral("cannot create run directory %1").arg(path);
+  if (QString why; !makePath(path, &why)) {
+    if (error) *error = QStringLiteral("cannot create run directory %1: %2").arg(path, why);
     return false;
   }
   bool held = false;
@@ -109,16 +133,44 @@ bool RunDirectory::open(const QString& path, QString* error) {
     return false;
   }
   // Unbuffered: each append is one write(2) of whole lines, so a crash of the monitor leaves a
-  // file of complete lines that loads back.
+  // file of complete lines that loads back; one killed mid-write leaves a half line, ended here.
   auto f = std::make_unique<QFile>(metricsPath(path));
-  if (!f->open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered)) {
-    if (error) *error = QStringLiteral("cannot open %1: %2").arg(f->fileName(), f->errorString());
+  bool endedHalfLine = false;
+  if (!openJsonlForAppend(*f, QIODevice::Unbuffered, error, &endedHalfLine)) {
     lock_.release();
     return false;
   }
   metrics_ = std::move(f);
   path_ = QFileInfo(path).absoluteFilePath();
+  ended_half_lines_ = endedHalfLine ? 1 : 0;
+  if (endedHalfLine)
+    logEvent(
+        QStringLiteral("metrics.jsonl ended in half a line (its writer was killed "
+                       "mid-write); ended it there, to be read as one malformed line"));
   return true;
+}
+
+QString RunDirectory::unusableReason(const QString& path) {
+  const QByteArray p = QFile::encodeName(QDir::cleanPath(QFileInfo(path).absoluteFilePath()));
+  auto because = [](const char* what, int err) {
+    return QStringLiteral("%1: %2").arg(QLatin1String(what),
+                                        QString::fromLocal8Bit(std::strerror(err)));
+  };
+  for (const QByteArray& name : p.split('/'))
+    if (name.size() > NAME_MAX) return because("cannot create it", ENAMETOOLONG);
+  if (p.size() >= PATH_MAX) return because("cannot create it", ENAMETOOLONG);
+  // The deepest part of the path that exists: the run directory itself, or where it would be made.
+  QByteArray existing = p;
+  struct stat st {};
+  while (::stat(existing.constData(), &st) != 0) {
+    if (errno != ENOENT) return because("cannot create it", errno);
+    existing.truncate(std::max<qsizetype>(1, existing.lastIndexOf('/')));
+  }
+  const bool itself = existing == p;
+  if (!S_ISDIR(st.st_mode)) return because("cannot create it", ENOTDIR);
+  if (::access(existing.constData(), W_OK | X_OK) != 0)
+    return because(itself ? "cannot write in it" : "cannot create it", errno);
+  return {};
 }
 
 void RunDirectory::close() {
@@ -126,6 +178,8 @@ void RunDirectory::close() {
   log_.reset();
   path_.clear();
   lock_.release();
+  metrics_error_.clear();
+  ended_half_lines_ = 0;
 }
 
 bool RunDirectory::writeSpec(const RunSpec& spec, QString* error) {
@@ -134,7 +188,30 @@ bool RunDirectory::writeSpec(const RunSpec& spec, QString* error) {
 }
 
 bool RunDirectory::appendMetrics(const QByteArray& lines) {
-  return metrics_ && metrics_->write(lines) == lines.size();
+  if (!metrics_ || !metrics_error_.isEmpty()) return false;
+  // write(2) itself: QFile reports a write cut short by a full disk as "Unknown error".
+  const int fd = metrics_->handle();
+  struct stat st {};
+  const off_t before = ::fstat(fd, &st) == 0 ? st.st_size : -1;
+  const char* at = lines.constData();
+  qsizetype left = lines.size();
+  int err = 0;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, at, size_t(left));
+    if (n > 0) {
+      at += n;
+      left -= n;
+    } else if (n < 0 && errno != EINTR) {
+      err = errno;
+      break;
+    }
+  }
+  if (left == 0) return true;
+  metrics_error_ = QStringLiteral("cannot write %1: %2")
+                       .arg(metrics_->fileName(), QString::fromLocal8Bit(std::strerror(err)));
+  // No half line: the file ends where the last whole write ended.
+  if (before >= 0) (void)::ftruncate(fd, before);
+  return false;
 }
 
 bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
@@ -154,6 +231,7 @@ bool RunDirectory::writeStatus(const RunStatus& s, QString* error) {
   o[QStringLiteral("unknown_fields")] = s.unknownFields;
   o[QStringLiteral("dropped_connections")] = s.droppedConnections;
   o[QStringLiteral("restarts")] = s.restarts;
+  if (!s.metricsIncomplete.isEmpty()) o[QStringLiteral("metrics_incomplete")] = s.metricsIncomplete;
   return writeFileAtomically(statusPath(path_), QJsonDocument(o).toJson(), error);
 }
 
@@ -251,6 +329,7 @@ std::optional<RunStatus> RunDirectory::readStatus(const QString& dir) {
   s.unknownFields = o.value(QStringLiteral("unknown_fields")).toInteger();
   s.droppedConnections = o.value(QStringLiteral("dropped_connections")).toInteger();
   s.restarts = o.value(QStringLiteral("restarts")).toInt();
+  s.metricsIncomplete = o.value(QStringLiteral("metrics_incomplete")).toString();
   return s;
 }
 

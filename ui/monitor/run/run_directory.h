@@ -44,6 +44,9 @@ struct RunStatus {
   qint64 unknownFields = 0;       // fields it does not know in the lines it accepted (ignored)
   qint64 droppedConnections = 0;  // metrics connections refused or dropped (bad token, ...)
   int restarts = 0;               // automatic restarts from a checkpoint (spec max_restarts)
+  // Why metrics.jsonl lacks the run's later messages ("cannot write …: No space left on
+  // device"); empty when it holds every one.
+  QString metricsIncomplete;
 };
 
 // One entry of the history.
@@ -81,15 +84,28 @@ class RunDirectory {
   // Uses spec.run_dir when set, else a new path; creates it and opens metrics.jsonl for append.
   bool create(const RunSpec& spec, QString* error = nullptr);
   // Opens an existing or new directory at `path` (creating it), taking its monitor.lock; false
-  // with one line when another monitor holds it (nothing is written then).
+  // with one line when another monitor holds it (nothing is written then). *error names the
+  // directory and why ("cannot create run directory D: Not a directory"). A half line at the end
+  // of its metrics.jsonl (a monitor killed mid-write) is ended first (jsonl_append.h) and counted
+  // in endedHalfLines().
   bool open(const QString& path, QString* error = nullptr);
+  // Why a run directory could not be made or written at `path` ("cannot create it: Not a
+  // directory", "cannot write in it: Read-only file system"), found without creating anything;
+  // empty when nothing stands in the way. The pre-start check's (checks/local_start_check.h).
+  static QString unusableReason(const QString& path);
   void close();
   bool isOpen() const { return !path_.isEmpty(); }
   QString path() const { return path_; }
 
   bool writeSpec(const RunSpec& spec, QString* error = nullptr);
-  // Appends complete lines (each ending in '\n') to metrics.jsonl.
+  // Appends complete lines (each ending in '\n') to metrics.jsonl. When a write fails (a full
+  // disk), what it wrote of them is cut off again, so the file still ends in a whole line, and
+  // nothing more is appended: false, and metricsError() says why from then on.
   bool appendMetrics(const QByteArray& lines);
+  // "cannot write <path>: <reason>" once an append failed; empty while metrics.jsonl is whole.
+  QString metricsError() const { return metrics_error_; }
+  // 1 when open() ended a half line at the end of metrics.jsonl, else 0.
+  int endedHalfLines() const { return ended_half_lines_; }
   bool writeStatus(const RunStatus& status, QString* error = nullptr);
   // Appends one timestamped line to monitor.log (written through at once: a killed monitor
   // leaves every line it logged).
@@ -127,6 +143,8 @@ class RunDirectory {
   std::unique_ptr<QFile> metrics_;
   std::unique_ptr<QFile> log_;
   FileLock lock_;
+  QString metrics_error_;
+  int ended_half_lines_ = 0;
 };
 
 }  // namespace ddpdesk

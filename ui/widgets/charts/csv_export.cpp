@@ -125,7 +125,9 @@ bool writeMetricsCsv(const MetricsStore& store, QIODevice& out) {
 
 bool writeMetricsCsv(const MetricsStore& store, const QString& path, QString* error) {
   QSaveFile f(path);
-  const bool ok = f.open(QIODevice::WriteOnly) && writeMetricsCsv(store, f) && f.commit();
+  // flush() first: commit() renames a file whose last flush failed (run/atomic_file.h).
+  const bool ok =
+      f.open(QIODevice::WriteOnly) && writeMetricsCsv(store, f) && f.flush() && f.commit();
   if (!ok && error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
   return ok;
 }

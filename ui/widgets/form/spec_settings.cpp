@@ -3,10 +3,10 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QSettings>
 #include <nlohmann/json.hpp>
 
+#include "run/atomic_file.h"
 #include "window/resources.h"
 
 namespace ddpdesk {
@@ -45,11 +45,7 @@ PresetLoad loadPreset(const QString& path) {
 }
 
 bool savePreset(const RunSpec& spec, const QString& path, QString* error) {
-  QSaveFile f(path);
-  const QByteArray text = QByteArray::fromStdString(to_json_text(spec)) + '\n';
-  const bool ok = f.open(QIODevice::WriteOnly) && f.write(text) == text.size() && f.commit();
-  if (!ok && error) *error = QStringLiteral("cannot write %1: %2").arg(path, f.errorString());
-  return ok;
+  return writeFileAtomically(path, QByteArray::fromStdString(to_json_text(spec)) + '\n', error);
 }
 
 QList<QPair<QString, QString>> builtinPresets() {

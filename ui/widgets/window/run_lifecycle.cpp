@@ -158,6 +158,8 @@ void RunLifecycle::onStateChanged(RunController::State s) {
   history_->setActiveRun(QString());
   history_->refresh();
   const QString reason = controller_->reason();
+  if (const QString why = controller_->metricsIncomplete(); !why.isEmpty())
+    log_->appendLine(LogBuffer::kMonitor, true, tr("metrics.jsonl is incomplete: %1").arg(why));
   if (s == RunController::State::Failed) {
     log_->showFailure(tr("Run failed"), reason);
     const auto& f = controller_->failure();
