@@ -10,12 +10,6 @@ namespace {
 
 // A job neither squeue, scontrol nor sacct knows for this many polls in a row is given up on.
 constexpr int kLostPolls = 5;
-// A requeued job reported ended (on its way back to the queue, and while Slurm holds it until its
-// begin time: scontrol said FAILED with the grown count for over a minute on a loaded machine) is
-// taken as pending for at most this many polls in a row, ten minutes. Only a job whose restart
-// count grew gets it; one that runs again and then fails ends at once.
-constexpr int kRequeuePolls = 600;
-
 }  // namespace
 
 SlurmJob::SlurmJob(QObject* parent) : QObject(parent), commands_(new ClusterCommand(this)) {
@@ -52,7 +46,6 @@ void SlurmJob::track(const QString& jobId) {
   ended_ = false;
   known_ = false;
   lost_polls_ = 0;
-  requeue_polls_ = 0;
   status_ = SlurmJobStatus();
   poll();
   poll_.start();
@@ -122,21 +115,12 @@ void SlurmJob::askSacct() {
       });
 }
 
-void SlurmJob::update(const SlurmJobStatus& given, const QString& source) {
-  SlurmJobStatus s = given;
-  // Being requeued, a job is reported ended for a moment (FAILED, NonZeroExitCode) with its
-  // restart count grown: it is pending again, not ended — also in the next few polls that still
-  // say so (the requeue is under way); one that says so longer has ended.
-  const bool grown = known_ && status_.restarts >= 0 && s.restarts > status_.restarts;
-  const bool stillRequeuing = known_ && requeue_polls_ > 0 && requeue_polls_ < kRequeuePolls &&
-                              s.restarts == status_.restarts;
-  requeue_polls_ = s.ended() && (grown || stillRequeuing) ? requeue_polls_ + 1 : 0;
-  if (requeue_polls_ > 0) {
-    s.state = SlurmJobStatus::State::Pending;
-    s.slurmState = QStringLiteral("REQUEUED");
-    s.reason.clear();
-    s.exitCode.clear();
-  }
+// Slurm never reports a job on its way back to the queue as ended (22.05, `scontrol requeue`,
+// loaded or not): the killed attempt is COMPLETING with its restart count already grown, then the
+// job is PENDING (BeginTime, or held), and a requeue's own state words (REQUEUED, REQUEUE_HOLD,
+// SPECIAL_EXIT) are pending. A report of an ended job is its end, with its count grown too: a
+// requeued job that fails again (between two polls, or refused at its new start) is failed at once.
+void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
   const bool changed = !known_ || s.state != status_.state || s.reason != status_.reason ||
                        s.nodes != status_.nodes || s.slurmState != status_.slurmState ||
                        s.restarts != status_.restarts;

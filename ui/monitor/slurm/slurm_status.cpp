@@ -65,9 +65,14 @@ QString slurmStateName(SlurmJobStatus::State s) {
   return {};
 }
 
+bool slurmJobHeld(const SlurmJobStatus& s) {
+  return s.state == SlurmJobStatus::State::Pending &&
+         s.reason.contains(QLatin1String("held"), Qt::CaseInsensitive);
+}
+
 QString describeSlurmStatus(const SlurmJobStatus& s) {
   using S = SlurmJobStatus::State;
-  QString text = slurmStateName(s.state);
+  QString text = slurmJobHeld(s) ? QStringLiteral("held") : slurmStateName(s.state);
   const bool plain = s.slurmState.isEmpty() ||
                      s.slurmState.compare(slurmStateName(s.state).remove(QLatin1Char(' ')),
                                           Qt::CaseInsensitive) == 0 ||
@@ -118,7 +123,8 @@ std::optional<SlurmJobStatus> parseScontrolJob(const QString& text) {
   }
   auto s = fromWord(kv.value(QStringLiteral("JobState")));
   if (!s) return std::nullopt;
-  s->reason = kv.value(QStringLiteral("Reason"));
+  // scontrol writes the reason's blanks as '_' ("launch_failed_requeued_held"); squeue as they are.
+  s->reason = kv.value(QStringLiteral("Reason")).replace(QLatin1Char('_'), QLatin1Char(' '));
   s->nodes = kv.value(QStringLiteral("NodeList"));
   s->exitCode = kv.value(QStringLiteral("ExitCode"));
   bool counted = false;
