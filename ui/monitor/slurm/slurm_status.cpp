@@ -65,14 +65,9 @@ QString slurmStateName(SlurmJobStatus::State s) {
   return {};
 }
 
-bool slurmJobHeld(const SlurmJobStatus& s) {
-  return s.state == SlurmJobStatus::State::Pending &&
-         s.reason.contains(QLatin1String("held"), Qt::CaseInsensitive);
-}
-
 QString describeSlurmStatus(const SlurmJobStatus& s) {
   using S = SlurmJobStatus::State;
-  QString text = slurmJobHeld(s) ? QStringLiteral("held") : slurmStateName(s.state);
+  QString text = slurmStateName(s.state);
   const bool plain = s.slurmState.isEmpty() ||
                      s.slurmState.compare(slurmStateName(s.state).remove(QLatin1Char(' ')),
                                           Qt::CaseInsensitive) == 0 ||
