@@ -109,6 +109,8 @@ class TestSlurmController : public QObject {
     // COMPLETING with its count grown, then pending until its begin time.
     say(queue, "COMPLETING|None|n1|1\n");
     QTRY_COMPARE_WITH_TIMEOUT(restarting.count(), 1, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 pending"), 30000);
+    QCOMPARE(c.slurmJob()->status().slurmState, QStringLiteral("REQUEUED"));
     QTest::qWait(250);  // more polls that still say so
     say(queue, "PENDING|BeginTime||1\n");
     QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 pending (BeginTime)"),

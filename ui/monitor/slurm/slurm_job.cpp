@@ -47,6 +47,7 @@ void SlurmJob::track(const QString& jobId) {
   known_ = false;
   lost_polls_ = 0;
   status_ = SlurmJobStatus();
+  ran_restarts_ = -1;
   poll();
   poll_.start();
 }
@@ -116,11 +117,20 @@ void SlurmJob::askSacct() {
 }
 
 // Slurm never reports a job on its way back to the queue as ended (22.05, `scontrol requeue`,
-// loaded or not): the killed attempt is COMPLETING with its restart count already grown, then the
-// job is PENDING (BeginTime, or held), and a requeue's own state words (REQUEUED, REQUEUE_HOLD,
-// SPECIAL_EXIT) are pending. A report of an ended job is its end, with its count grown too: a
-// requeued job that fails again (between two polls, or refused at its new start) is failed at once.
-void SlurmJob::update(const SlurmJobStatus& s, const QString& source) {
+// loaded or not): the killed attempt is COMPLETING with its restart count already grown (for
+// seconds on a loaded machine), then the job is PENDING (BeginTime, or held), and a requeue's own
+// state words (REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT) are pending. So that COMPLETING is pending
+// again (REQUEUED, with Slurm's reason), and a report of an ended job is its end, with its count
+// grown too: a requeued job that fails again (between two polls, or refused at its new start) is
+// failed at once.
+void SlurmJob::update(const SlurmJobStatus& given, const QString& source) {
+  SlurmJobStatus s = given;
+  if (s.slurmState == QLatin1String("COMPLETING") && ran_restarts_ >= 0 &&
+      s.restarts > ran_restarts_) {
+    s.state = SlurmJobStatus::State::Pending;
+    s.slurmState = QStringLiteral("REQUEUED");
+  }
+  if (s.slurmState == QLatin1String("RUNNING")) ran_restarts_ = s.restarts;
   const bool changed = !known_ || s.state != status_.state || s.reason != status_.reason ||
                        s.nodes != status_.nodes || s.slurmState != status_.slurmState ||
                        s.restarts != status_.restarts;

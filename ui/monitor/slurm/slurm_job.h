@@ -5,8 +5,9 @@
 // Stop signals a running job's steps (`scancel --state=RUNNING --signal=TERM`: the ranks vote,
 // checkpoint and exit 0) and cancels a job that is still pending (`scancel --state=PENDING`);
 // kill cancels it (`scancel`). A job that Slurm requeues (its restart count grows) is pending
-// again, never ended: Slurm reports it COMPLETING, then PENDING, never with an ended state; a
-// job reported ended has ended, requeued before or not (slurm_job.cpp, update).
+// again, never ended: Slurm reports it COMPLETING (taken as pending, REQUEUED), then PENDING,
+// never with an ended state; a job reported ended has ended, requeued before or not
+// (slurm_job.cpp, update).
 #pragma once
 
 #include <QObject>
@@ -68,7 +69,8 @@ class SlurmJob : public QObject {
   bool querying_ = false;
   bool ended_ = false;
   QString end_source_;
-  int lost_polls_ = 0;  // squeue and both later tools knew nothing
+  int lost_polls_ = 0;     // squeue and both later tools knew nothing
+  int ran_restarts_ = -1;  // the restart count last seen RUNNING (-1: none)
 };
 
 }  // namespace ddpdesk
