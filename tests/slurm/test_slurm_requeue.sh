@@ -6,7 +6,9 @@
 # finishes with exit 0, every step's last recorded loss bitwise that of an uninterrupted local
 # run, status.json counting 1 restart, the batch output of both attempts kept. Without
 # --slurm-requeue the job is --no-requeue: Slurm refuses `scontrol requeue` and the run goes on
-# to its end as before.
+# to its end as before. A requeued job that then fails for real (Slurm says FAILED with the grown
+# restart count, which it never says of a job on its way back to the queue) fails the run within
+# seconds, also when the monitor saw nothing of the requeue.
 #   with_slurm.sh tests/slurm/test_slurm_requeue.sh WORKER DDPDESK
 . "$(dirname "$0")/slurm_run_common.sh" slurm-requeue "$@"
 
@@ -98,4 +100,57 @@ dd_pid=
 grep -q "requeued" "$run/monitor.log" && bad "monitor.log says requeued"
 no_rank_left "after the refused requeue"
 echo "without --slurm-requeue: $(cat "$tmp/plain.requeue")"
+# 3. Requeued, then failing for real: the monitor is frozen (SIGSTOP: a loaded machine, a laptop
+#    asleep) from before the requeue until Slurm has ended the new attempt, whose ranks cannot
+#    start (their program, a copy of the worker, is gone by then), so no rank says a word. Slurm
+#    then says FAILED with the restart count grown (as it never says of a job on its way back to
+#    the queue): once running again the monitor reports the run failed within seconds, not
+#    "pending" for minutes.
+run=$tmp/again
+cp "$worker" "$tmp/worker-copy"
+DDPDESK_WORKER=$tmp/worker-copy DDPDESK_FAULT_SLOW_RANK=0:60 timeout 120 "$ddpdesk" --headless \
+  "${spec[@]}" "${slurm[@]}" \
+  --slurm-requeue --checkpoint-every 4 --run-dir "$run" >"$tmp/again.out" 2>"$tmp/again.err" &
+dd_pid=$!
+for _ in $(seq 1200); do past_checkpoint && break; kill -0 "$dd_pid" 2>/dev/null || break; sleep 0.05; done
+job=$(job_of "$run")
+monitor=$(pgrep -P "$dd_pid")  # ddpdesk under timeout
+kill -STOP "$monitor"
+scontrol requeue "$job" || bad "scontrol requeue $job was refused"
+ended= moved=-50
+for i in $(seq 600); do
+  state=$(scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z_]*')
+  case $state in
+    JobState=PENDING)
+      rm -f "$tmp/worker-copy"  # the first attempt's ranks are gone
+      if [ "$i" -ge 20 ] && [ $((i - moved)) -ge 50 ]; then
+        scontrol update JobId="$job" StartTime=now 2>/dev/null
+        moved=$i
+      fi
+      ;;
+    JobState=FAILED) ended=1; break ;;
+    JobState=COMPLETED | JobState=CANCELLED) break ;;
+  esac
+  sleep 0.1
+done
+said=$(scontrol show job "$job" | grep -oE 'JobState=[A-Z_]+|Restarts=[0-9]+|ExitCode=[0-9:]+' | tr '\n' ' ')
+[ -n "$ended" ] || bad "the requeued job $job did not fail within 60 s: $said"
+kill -CONT "$monitor"
+woke=$SECONDS
+for _ in $(seq 150); do kill -0 "$dd_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$dd_pid" 2>/dev/null; then
+  bad "the monitor did not report the failed job within 15 s: $(tail -n 1 "$run/monitor.log")"
+  kill -9 "$monitor"
+fi
+wait "$dd_pid"
+rc=$?
+dd_pid=
+took=$((SECONDS - woke))
+[ "$rc" -ne 0 ] || bad "the run whose requeued job failed exited 0"
+[ "$(json_field "$run/status.json" state)" = Failed ] ||
+  { bad "status.json is not Failed"; tail -n 5 "$run/monitor.log"; }
+grep -q "job $job failed" "$run/monitor.log" ||
+  { bad "monitor.log does not say job $job failed"; tail -n 5 "$run/monitor.log"; }
+no_rank_left "after the failed requeue"
+echo "requeued job $job failed again ($said): the monitor said so ${took} s after it woke"
 exit $fail

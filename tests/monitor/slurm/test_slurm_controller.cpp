@@ -6,9 +6,11 @@
 // Stopped, nothing trained, with slurm.json naming the job; Stop on a job last seen pending that
 // has started since signals it (no cancel) and writes the stop file its ranks check as they
 // start, also when it starts between scancel's two questions. A job that Slurm requeues after it
-// ran (its restart count grows, even through a moment in which scontrol calls it failed) is a
-// restart of the same run: said, counted, recorded, and the run ends with the requeued job.
+// ran (its restart count grows: COMPLETING, then pending) is a restart of the same run: said,
+// counted, recorded, and the run ends with the requeued job; one whose new attempt fails is
+// failed at once (Slurm reports a job on its way back to the queue as ended only when it ended).
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -103,13 +105,13 @@ class TestSlurmController : public QObject {
     QVERIFY2(c.start(s, &error), qPrintable(error));
     c.slurmJob()->setPollInterval(100);
     QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 running on n1"), 30000);
-    // On its way back to the queue: gone from squeue, failed to scontrol, its count grown.
-    say(control,
-        "JobId=4343 JobName=x\n   JobState=FAILED Reason=NonZeroExitCode Restarts=1 "
-        "ExitCode=1:0\n");
-    say(queue, "");
+    // On its way back to the queue as Slurm 22.05 says it (test_slurm_status): the killed attempt
+    // COMPLETING with its count grown, then pending until its begin time.
+    say(queue, "COMPLETING|None|n1|1\n");
     QTRY_COMPARE_WITH_TIMEOUT(restarting.count(), 1, 30000);
-    QTest::qWait(250);  // more polls that still say failed
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 pending"), 30000);
+    QCOMPARE(c.slurmJob()->status().slurmState, QStringLiteral("REQUEUED"));
+    QTest::qWait(250);  // more polls that still say so
     say(queue, "PENDING|BeginTime||1\n");
     QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 4343 pending (BeginTime)"),
                               30000);
@@ -138,6 +140,47 @@ class TestSlurmController : public QObject {
     QFile record(tmp.filePath("requeue/metrics.jsonl"));
     QVERIFY(record.open(QIODevice::ReadOnly));
     QVERIFY(record.readAll().contains("\"event\":\"restart\""));
+  }
+
+  // A requeued job whose new attempt fails (it ran and failed between two polls, or slurmd
+  // refused its start) is reported FAILED with the grown count: the run fails within a few
+  // polls, not after minutes of "pending". scontrol's text is Slurm 22.05.8's.
+  void requeuedJobThatFailsAgainFailsAtOnce() {
+    const QString queue = tmp.filePath("squeue.out"), control = tmp.filePath("scontrol.out");
+    const auto say = [](const QString& path, const char* text) {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(text);
+    };
+    tool("sbatch", "echo 3771");
+    tool("squeue", QStringLiteral("cat '%1'").arg(queue));
+    tool("scontrol", QStringLiteral("cat '%1'").arg(control));
+    tool("sacct", "exit 1");
+    say(queue, "RUNNING|None|vm|0\n");
+    say(control, "");
+    RunController c;
+    c.setWorkerProgram(ddpdesk::test::fakeWorker());
+    RunSpec s = spec("again");
+    s.slurm_requeue = true;
+    QString error;
+    QVERIFY2(c.start(s, &error), qPrintable(error));
+    c.slurmJob()->setPollInterval(100);
+    QTRY_COMPARE_WITH_TIMEOUT(c.launcherStatus(), QStringLiteral("job 3771 running on vm"), 30000);
+    say(control,
+        "JobId=3771 JobName=job2.sh\n"
+        "   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n"
+        "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=3:0\n"
+        "   SubmitTime=2026-12-07T09:49:27 EligibleTime=2026-12-07T09:49:30\n"
+        "   StartTime=2026-12-07T09:49:30 EndTime=2026-12-07T09:49:30 Deadline=N/A\n"
+        "   NodeList=vm\n");
+    say(queue, "");
+    QElapsedTimer took;
+    took.start();
+    QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(c.state()), 30000);
+    QVERIFY2(took.elapsed() < 3000, qPrintable(QString::number(took.elapsed())));
+    QCOMPARE(c.state(), State::Failed);
+    QCOMPARE(c.slurmJob()->status().state, SlurmJobStatus::State::Failed);
+    QCOMPARE(c.slurmJob()->status().exitCode, QStringLiteral("3:0"));
   }
 
   void pendingJobStoppedIsCancelled() {

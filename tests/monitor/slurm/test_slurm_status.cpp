@@ -1,5 +1,6 @@
 // What Slurm's tools print, read back: squeue's line, scontrol's key=value dump, sacct's line,
-// the state words mapped onto ddpdesk's six job states, and srun's report of a failed task.
+// the state words mapped onto ddpdesk's six job states, and srun's report of a failed task; a
+// requeued job as Slurm reports it (never ended on its way back; held; failed again).
 #include <QtTest>
 
 #include "qt_test_main.h"
@@ -84,6 +85,81 @@ class TestSlurmStatus : public QObject {
     QVERIFY(s->ended());
     QCOMPARE(describeSlurmStatus(*s), QStringLiteral("timed out (exit 0:15)"));
     QVERIFY(!parseScontrolJob(QStringLiteral("slurm_load_jobs error: Invalid job id specified")));
+  }
+
+  // What Slurm 22.05.8 said about a --requeue job (tests/slurm/with_slurm.sh, captured with
+  // `scontrol show job` and squeue -O 'State:0|,Reason:0|,NodeList:0|,RestartCnt:0' every 0.2 s,
+  // two cores loaded): on its way back to the queue after `scontrol requeue`, never an ended state
+  // — COMPLETING with its count grown while the killed attempt is cleaned up (squeue said
+  // "COMPLETING|None|vm|1" or already "PENDING|BeginTime||1"), then PENDING; its new attempt
+  // failing for real (the script exited 3) is FAILED with that same count.
+  void requeuedJobAsSlurmSaysIt() {
+    auto completing = parseScontrolJob(
+        QStringLiteral("JobId=3767 JobName=job2.sh\n"
+                       "   JobState=COMPLETING Reason=None Dependency=(null)\n"
+                       "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+                       "   SubmitTime=2026-12-07T09:47:09 EligibleTime=2026-12-07T09:47:09\n"
+                       "   StartTime=2026-12-07T09:47:12 EndTime=Unknown Deadline=N/A\n"
+                       "   NodeList=vm\n"));
+    QVERIFY(completing);
+    QVERIFY(!completing->ended());
+    QCOMPARE(completing->restarts, 1);
+    auto pending = parseScontrolJob(
+        QStringLiteral("JobId=3767 JobName=job2.sh\n"
+                       "   JobState=PENDING Reason=BeginTime Dependency=(null)\n"
+                       "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+                       "   SubmitTime=2026-12-07T09:47:15 EligibleTime=2026-12-07T09:49:16\n"
+                       "   StartTime=2026-12-07T09:49:16 EndTime=Unknown Deadline=N/A\n"
+                       "   NodeList=(null)\n"));
+    QVERIFY(pending);
+    QCOMPARE(pending->state, S::Pending);
+    QCOMPARE(describeSlurmStatus(*pending), QStringLiteral("pending (BeginTime)"));
+    auto queued = parseSqueue(QStringLiteral("COMPLETING|None|vm|1"));
+    QVERIFY(queued);
+    QVERIFY(!queued->ended());
+    auto failed = parseScontrolJob(
+        QStringLiteral("JobId=3771 JobName=job2.sh\n"
+                       "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+                       "   Priority=4294901754 Nice=0 Account=(null) QOS=(null)\n"
+                       "   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n"
+                       "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=3:0\n"
+                       "   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A\n"
+                       "   SubmitTime=2026-12-07T09:49:27 EligibleTime=2026-12-07T09:49:30\n"
+                       "   AccrueTime=2026-12-07T09:51:28\n"
+                       "   StartTime=2026-12-07T09:49:30 EndTime=2026-12-07T09:49:30 Deadline=N/A\n"
+                       "   NodeList=vm\n"
+                       "   BatchHost=vm\n"));
+    QVERIFY(failed);
+    QVERIFY(failed->ended());
+    QCOMPARE(failed->state, S::Failed);
+    QCOMPARE(failed->restarts, 1);
+    QCOMPARE(describeSlurmStatus(*failed), QStringLiteral("failed (exit 3:0)"));
+  }
+
+  // Requeued held (`scontrol requeuehold`; Slurm does so itself when a start fails on a node:
+  // "launch failed requeued held"): pending, with Slurm's reason, which says it is held (it will
+  // not start until released). scontrol writes the reason's blanks as '_', squeue does not: read,
+  // both say the same. The requeuehold text is Slurm 22.05.8's; the launch failure (not produced
+  // on the test cluster) is written the same way.
+  void requeuedHeldJobIsPendingWithSlurmsReason() {
+    auto s = parseScontrolJob(
+        QStringLiteral("JobId=3770 JobName=job2.sh\n"
+                       "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+                       "   Priority=0 Nice=0 Account=(null) QOS=(null)\n"
+                       "   JobState=PENDING Reason=job_requeued_in_held_state Dependency=(null)\n"
+                       "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"));
+    QVERIFY(s);
+    QCOMPARE(s->state, S::Pending);
+    QCOMPARE(s->restarts, 1);
+    QCOMPARE(describeSlurmStatus(*s), QStringLiteral("pending (job requeued in held state)"));
+    auto q = parseSqueue(QStringLiteral("PENDING|job requeued in held state||1"));
+    QVERIFY(q);
+    QCOMPARE(describeSlurmStatus(*q), describeSlurmStatus(*s));
+    auto launch = parseScontrolJob(QStringLiteral(
+        "JobId=7 JobName=x\n   JobState=PENDING Reason=launch_failed_requeued_held "
+        "Dependency=(null)\n   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"));
+    QVERIFY(launch);
+    QCOMPARE(describeSlurmStatus(*launch), QStringLiteral("pending (launch failed requeued held)"));
   }
 
   void sacctLine() {

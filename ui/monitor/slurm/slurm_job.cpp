@@ -10,12 +10,6 @@ namespace {
 
 // A job neither squeue, scontrol nor sacct knows for this many polls in a row is given up on.
 constexpr int kLostPolls = 5;
-// A requeued job reported ended (on its way back to the queue, and while Slurm holds it until its
-// begin time: scontrol said FAILED with the grown count for over a minute on a loaded machine) is
-// taken as pending for at most this many polls in a row, ten minutes. Only a job whose restart
-// count grew gets it; one that runs again and then fails ends at once.
-constexpr int kRequeuePolls = 600;
-
 }  // namespace
 
 SlurmJob::SlurmJob(QObject* parent) : QObject(parent), commands_(new ClusterCommand(this)) {
@@ -52,8 +46,8 @@ void SlurmJob::track(const QString& jobId) {
   ended_ = false;
   known_ = false;
   lost_polls_ = 0;
-  requeue_polls_ = 0;
   status_ = SlurmJobStatus();
+  ran_restarts_ = -1;
   poll();
   poll_.start();
 }
@@ -122,21 +116,21 @@ void SlurmJob::askSacct() {
       });
 }
 
+// Slurm never reports a job on its way back to the queue as ended (22.05, `scontrol requeue`,
+// loaded or not): the killed attempt is COMPLETING with its restart count already grown (for
+// seconds on a loaded machine), then the job is PENDING (BeginTime, or held), and a requeue's own
+// state words (REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT) are pending. So that COMPLETING is pending
+// again (REQUEUED, with Slurm's reason), and a report of an ended job is its end, with its count
+// grown too: a requeued job that fails again (between two polls, or refused at its new start) is
+// failed at once.
 void SlurmJob::update(const SlurmJobStatus& given, const QString& source) {
   SlurmJobStatus s = given;
-  // Being requeued, a job is reported ended for a moment (FAILED, NonZeroExitCode) with its
-  // restart count grown: it is pending again, not ended — also in the next few polls that still
-  // say so (the requeue is under way); one that says so longer has ended.
-  const bool grown = known_ && status_.restarts >= 0 && s.restarts > status_.restarts;
-  const bool stillRequeuing = known_ && requeue_polls_ > 0 && requeue_polls_ < kRequeuePolls &&
-                              s.restarts == status_.restarts;
-  requeue_polls_ = s.ended() && (grown || stillRequeuing) ? requeue_polls_ + 1 : 0;
-  if (requeue_polls_ > 0) {
+  if (s.slurmState == QLatin1String("COMPLETING") && ran_restarts_ >= 0 &&
+      s.restarts > ran_restarts_) {
     s.state = SlurmJobStatus::State::Pending;
     s.slurmState = QStringLiteral("REQUEUED");
-    s.reason.clear();
-    s.exitCode.clear();
   }
+  if (s.slurmState == QLatin1String("RUNNING")) ran_restarts_ = s.restarts;
   const bool changed = !known_ || s.state != status_.state || s.reason != status_.reason ||
                        s.nodes != status_.nodes || s.slurmState != status_.slurmState ||
                        s.restarts != status_.restarts;

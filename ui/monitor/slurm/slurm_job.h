@@ -5,7 +5,9 @@
 // Stop signals a running job's steps (`scancel --state=RUNNING --signal=TERM`: the ranks vote,
 // checkpoint and exit 0) and cancels a job that is still pending (`scancel --state=PENDING`);
 // kill cancels it (`scancel`). A job that Slurm requeues (its restart count grows) is pending
-// again, never ended, even where a tool reports it failed on its way back to the queue.
+// again, never ended: Slurm reports it COMPLETING (taken as pending, REQUEUED), then PENDING,
+// never with an ended state; a job reported ended has ended, requeued before or not
+// (slurm_job.cpp, update).
 #pragma once
 
 #include <QObject>
@@ -68,7 +70,7 @@ class SlurmJob : public QObject {
   bool ended_ = false;
   QString end_source_;
   int lost_polls_ = 0;     // squeue and both later tools knew nothing
-  int requeue_polls_ = 0;  // polls in a row that reported a job being requeued as ended
+  int ran_restarts_ = -1;  // the restart count last seen RUNNING (-1: none)
 };
 
 }  // namespace ddpdesk

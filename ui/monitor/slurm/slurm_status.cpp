@@ -118,7 +118,8 @@ std::optional<SlurmJobStatus> parseScontrolJob(const QString& text) {
   }
   auto s = fromWord(kv.value(QStringLiteral("JobState")));
   if (!s) return std::nullopt;
-  s->reason = kv.value(QStringLiteral("Reason"));
+  // scontrol writes the reason's blanks as '_' ("launch_failed_requeued_held"); squeue as they are.
+  s->reason = kv.value(QStringLiteral("Reason")).replace(QLatin1Char('_'), QLatin1Char(' '));
   s->nodes = kv.value(QStringLiteral("NodeList"));
   s->exitCode = kv.value(QStringLiteral("ExitCode"));
   bool counted = false;

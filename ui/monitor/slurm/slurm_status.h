@@ -31,7 +31,9 @@ struct SlurmJobStatus {
 std::optional<SlurmJobStatus::State> mapSlurmState(const QString& word);
 // "pending", "running", "completed", "failed", "cancelled", "timed out".
 QString slurmStateName(SlurmJobStatus::State s);
-// One line for people: "pending (Resources)", "running on node[1-2]", "failed (exit 1:0)".
+// One line for people: "pending (Resources)", "pending (launch failed requeued held)", "running
+// on node[1-2]", "failed (exit 1:0)". A held job (JobHeldUser, JobHeldAdmin, "job requeued in
+// held state", "launch failed requeued held") is pending with Slurm's reason, which says so.
 QString describeSlurmStatus(const SlurmJobStatus& s);
 
 // Whether the job's exit code is that of ranks ended by a stop signal: 143 / 130 (a shell's or
