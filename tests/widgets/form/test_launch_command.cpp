@@ -46,7 +46,8 @@ class TestLaunchCommand : public QObject {
     RunSpec s;
     s.nproc = 4;
     QCOMPARE(torchrunCommand(s),
-             QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 4 ddpdesk-worker "
+             QStringLiteral("torchrun --redirects 2 --tee 2 --no_python --nnodes 1 "
+                            "--nproc_per_node 4 ddpdesk-worker "
                             "--task seed --device cpu --batch-size 4 --accum-steps 1 --epochs 1 "
                             "--lr 0.001 --seed 0"));
   }
@@ -67,12 +68,12 @@ class TestLaunchCommand : public QObject {
     s.max_restarts = 2;            // the monitor restarts; a worker under torchrun cannot
     s.restart_backoff = 5;
     const QString cmd = torchrunCommand(s, QStringLiteral("/opt/ddpdesk/bin/ddpdesk-worker"));
-    QCOMPARE(cmd,
-             QStringLiteral("torchrun --no_python --nnodes 1 --nproc_per_node 2 "
-                            "/opt/ddpdesk/bin/ddpdesk-worker --task fmnist-mlp --device cpu "
-                            "--batch-size 64 --accum-steps 4 --epochs 3 --lr 0.0005 "
-                            "--weight-decay 0.01 --seed 0 --dataset-size 12000 --log-interval 10 "
-                            "--name 'my run'"));
+    QCOMPARE(cmd, QStringLiteral(
+                      "torchrun --redirects 2 --tee 2 --no_python --nnodes 1 --nproc_per_node 2 "
+                      "/opt/ddpdesk/bin/ddpdesk-worker --task fmnist-mlp --device cpu "
+                      "--batch-size 64 --accum-steps 4 --epochs 3 --lr 0.0005 "
+                      "--weight-decay 0.01 --seed 0 --dataset-size 12000 --log-interval 10 "
+                      "--name 'my run'"));
     QVERIFY(!cmd.contains(QLatin1String("--nproc ")));  // the launcher sets the world
   }
 
@@ -98,7 +99,8 @@ class TestLaunchCommand : public QObject {
     s.slurm_tasks_per_node = 4;
     s.nproc = 1;  // the local field: not what a Slurm spec runs
     QVERIFY(torchrunCommand(s).startsWith(
-        QLatin1String("torchrun --no_python --nnodes 2 --node_rank \"$NODE_RANK\" --master_addr "
+        QLatin1String("torchrun --redirects 2 --tee 2 --no_python --nnodes 2 --node_rank "
+                      "\"$NODE_RANK\" --master_addr "
                       "\"$MASTER_ADDR\" --nproc_per_node 4 ddpdesk-worker --task fmnist-cnn "
                       "--device cuda")));
     QVERIFY(srunCommand(s).startsWith(
@@ -138,16 +140,17 @@ class TestLaunchCommand : public QObject {
     s.nproc = 4;
     s.batch_size = 32;
     s.script_args = "--bs {batch_size} --out {run_dir}/ckpt --name 'two words'";
-    QCOMPARE(torchrunCommand(s),
-             QStringLiteral("torchrun --nnodes 1 --nproc_per_node 4 'train dir/train.py' --bs 32 "
-                            "--out ./ckpt --name 'two words'"));
+    QCOMPARE(torchrunCommand(s), QStringLiteral("torchrun --redirects 2 --tee 2 --nnodes 1 "
+                                                "--nproc_per_node 4 'train dir/train.py' --bs 32 "
+                                                "--out ./ckpt --name 'two words'"));
     s.launcher = "slurm";
     s.slurm_nodes = 2;
     s.slurm_tasks_per_node = 8;
     s.device = "cuda";
     QCOMPARE(srunCommand(s),
              QStringLiteral("srun --nodes 2 --ntasks 2 --ntasks-per-node 1 --gres=gpu:8 torchrun "
-                            "--nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint "
+                            "--redirects 2 --tee 2 --nnodes 2 --nproc_per_node 8 --rdzv_backend "
+                            "c10d --rdzv_endpoint "
                             "\"$MASTER_ADDR:29500\" 'train dir/train.py' --bs 32 --out ./ckpt "
                             "--name 'two words'"));
     s.launcher = "local";

@@ -46,11 +46,17 @@ QStringList quotedScriptWords(const RunSpec& spec) {
 }  // namespace
 
 // torchrun's flags with underscores, as Debian's torchrun (1.13) takes them and as
-// test_torchrun drives it; later torchruns take them too.
+// test_torchrun drives it; later torchruns take them too. `--redirects 2 --tee 2`: Debian's
+// torchrun fails at start on Python 3.11 without them (each rank's stderr also goes to a log
+// file of torchrun's, and still to the terminal); harmless elsewhere.
+const QStringList kTorchrunOutput = {QStringLiteral("--redirects"), QStringLiteral("2"),
+                                     QStringLiteral("--tee"), QStringLiteral("2")};
+
 QString torchrunCommand(const RunSpec& spec, const QString& worker) {
   const Shape shape = shapeOf(spec);
   const bool script = isScript(spec);
   QStringList words = {QStringLiteral("torchrun")};
+  words << kTorchrunOutput;
   if (!script) words << QStringLiteral("--no_python");
   words << QStringLiteral("--nnodes") << QString::number(shape.nodes);
   // Run on every node: each sets NODE_RANK (0 to nodes-1) and MASTER_ADDR (node 0's host).
@@ -78,7 +84,7 @@ QString srunCommand(const RunSpec& spec, const QString& worker) {
     words << QStringLiteral("--ntasks-per-node") << QString::number(script ? 1 : shape.perNode);
   if (spec.device == "cuda") words << QStringLiteral("--gres=gpu:%1").arg(shape.perNode);
   if (script) {
-    words << QStringLiteral("torchrun") << QStringLiteral("--nnodes")
+    words << QStringLiteral("torchrun") << kTorchrunOutput << QStringLiteral("--nnodes")
           << QString::number(shape.nodes) << QStringLiteral("--nproc_per_node")
           << QString::number(shape.perNode) << QStringLiteral("--rdzv_backend")
           << QStringLiteral("c10d") << QStringLiteral("--rdzv_endpoint")
