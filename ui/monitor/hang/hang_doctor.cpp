@@ -81,6 +81,7 @@ QString HangDoctor::fileText(const QString& runDir, const QString& why, const QS
       if (!r.collective.isEmpty()) line += QStringLiteral(" (%1)").arg(r.collective);
       if (!r.frame.isEmpty()) line += QStringLiteral(", from the frame: ") + r.frame;
     }
+    if (s.stopped) line += QStringLiteral(" (stopped by a signal, state T: left stopped)");
     if (!s.problem.isEmpty()) line += QStringLiteral(" [%1]").arg(s.problem);
     t += line + QLatin1Char('\n');
   }
