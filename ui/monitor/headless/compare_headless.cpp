@@ -55,8 +55,9 @@ int runCompareHeadless(int argc, char** argv) {
       ->expected(1, -1);
   cli.add_option("--x", x, "x axis the curves are aligned on: step, samples or time");
   cli.add_option("--match", match,
-                 "how points are matched where x differs: interp (linear interpolation on every "
-                 "x of either curve in the common range) or exact (shared x only)");
+                 "how points are matched where x differs: interp (at the x of the run with "
+                 "fewer points in the common range, the other interpolated linearly) or exact "
+                 "(shared x only)");
   cli.add_option("--tag", tag, "the series of a TensorBoard log to compare (default: its loss)");
   cli.add_option("--csv", csv, "also write the table as CSV to this file");
   // `ddpdesk --headless --compare --help`, as both help texts tell: CLI11 would take --help as
@@ -100,10 +101,7 @@ int runCompareHeadless(int argc, char** argv) {
     std::cout << "\n"
               << QStringLiteral("%1 against %2, x = %3 (%4):")
                      .arg(compareMetricName(metric), runs.front().label, compareXLabel(axis),
-                          matching == Matching::Exact
-                              ? QStringLiteral("points at the same x only")
-                              : QStringLiteral("linear interpolation at every x of either run "
-                                               "in their common range"))
+                          matchingDescription(matching))
                      .toStdString()
               << "\n";
     for (std::size_t i = 1; i < runs.size(); ++i) {

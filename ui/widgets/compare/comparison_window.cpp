@@ -45,8 +45,9 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   bar->addWidget(xAxisBox_);
   bar->addWidget(new QLabel(tr("match:"), this));
   matchBox_ = combo(this, QStringLiteral("compareMatch"),
-                    tr("Where the runs' x points differ: interpolate each curve linearly at every "
-                       "x of either run in their common range, or compare shared x only"));
+                    tr("Where the runs' x points differ: compare at the x of the run with fewer "
+                       "points in the common range, interpolating the other linearly, or compare "
+                       "shared x only"));
   matchBox_->addItem(tr("interpolate"), int(Matching::Interpolate));
   matchBox_->addItem(tr("same x only"), int(Matching::Exact));
   bar->addWidget(matchBox_);
@@ -225,12 +226,9 @@ void ComparisonWindow::updateDifference() {
 }
 
 QString ComparisonWindow::differenceText() const {
-  const QString how = matching_ == Matching::Exact
-                          ? tr("points at the same x only")
-                          : tr("linear interpolation at every x of either run in the common range");
   return tr("%1: %2 (%3)")
       .arg(compareMetricName(CompareMetric(metricBox_->currentData().toInt())),
-           describeDiff(diff_, axis_), how);
+           describeDiff(diff_, axis_), matchingDescription(matching_));
 }
 
 bool ComparisonWindow::exportTableCsv(const QString& path, QString* error) {
