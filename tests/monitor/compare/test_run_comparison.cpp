@@ -11,6 +11,7 @@
 #include "event_writer.h"
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
+#include "tensorboard_fixture.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::testing;
@@ -396,6 +397,29 @@ class TestRunComparison : public QObject {
     QVERIFY(!loadComparedRun(log, QStringLiteral("nope"), &error));
     QVERIFY2(error.contains(QStringLiteral("no series 'nope' (it has: lr, train/loss)")),
              qPrintable(error));
+  }
+
+  void aCorruptTensorBoardLogIsReadInPartAndSaysWhy() {
+    // Byte 200 lies a few records in: the points before the corrupt record are compared, and the
+    // run carries a warning naming the file and the record.
+    const QString log = tmp->filePath(QStringLiteral("corrupt"));
+    const QString file = tensorBoardLog(log, 20, 200);
+    QVERIFY(!file.isEmpty());
+    QString error;
+    const auto run = loadComparedRun(log, {}, &error);
+    QVERIFY2(run, qPrintable(error));
+    const std::size_t kept = run->store->global().size();
+    QVERIFY2(kept > 0 && kept < 20, qPrintable(QString::number(kept)));
+    QCOMPARE(run->warnings.size(), 1);
+    QVERIFY2(run->warnings[0].startsWith(QFileInfo(file).absoluteFilePath() +
+                                         QStringLiteral(": record ")) &&
+                 run->warnings[0].contains(QStringLiteral("CRC mismatch")),
+             qPrintable(run->warnings[0]));
+    // A whole log and a run directory carry none.
+    const QString whole = tmp->filePath(QStringLiteral("whole"));
+    QVERIFY(!tensorBoardLog(whole, 20).isEmpty());
+    QVERIFY(loadComparedRun(whole, {}, &error)->warnings.isEmpty());
+    QVERIFY(loadComparedRun(a, {}, &error)->warnings.isEmpty());
   }
 
   void whatIsNotARunIsRefusedInOneLine() {

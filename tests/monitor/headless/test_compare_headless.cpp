@@ -1,11 +1,13 @@
 // `ddpdesk --headless --compare` on hand-made run directories: the table and the differences
 // against the first run on stdout, the CSV written, and one line with exit code 2 (nothing
-// written) for a directory that is not a run or an unknown --x.
+// written) for a directory that is not a run or an unknown --x; a corrupt TensorBoard log is
+// compared as far as it reads, with a warning line naming the file and the record.
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "compare_fixture.h"
 #include "qt_test_main.h"
+#include "tensorboard_fixture.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::testing;
@@ -64,6 +66,21 @@ class TestCompareHeadless : public QObject {
     const ProcessResult s = compare({a, b, "--x", "samples"});
     QVERIFY2(s.out.contains(QStringLiteral("run-b: max |difference| 0.6 at samples 96, RMS 0.42")),
              qPrintable(s.out));
+  }
+
+  void aCorruptTensorBoardLogIsComparedInPartWithAWarning() {
+    const QString log = tmp->filePath(QStringLiteral("corrupt"));
+    const QString file = tensorBoardLog(log, 20, 200);
+    QVERIFY(!file.isEmpty());
+    const ProcessResult r = compare({a, log});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(r.err.count(QLatin1Char('\n')), 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("ddpdesk: warning: ") +
+                              QFileInfo(file).absoluteFilePath() + QStringLiteral(": record ")) &&
+                 r.err.contains(QStringLiteral("data CRC mismatch")),
+             qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("corrupt/train/loss: max |difference|")),
+             qPrintable(r.out));
   }
 
   void aDirectoryThatIsNotARunIsOneLineAndExit2() {

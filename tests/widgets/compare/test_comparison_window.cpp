@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
@@ -25,6 +26,7 @@
 #include "event_writer.h"
 #include "history/history_panel.h"
 #include "qt_test_main.h"
+#include "tensorboard_fixture.h"
 #include "window/main_window.h"
 
 using namespace ddpdesk;
@@ -214,6 +216,23 @@ class TestComparisonWindow : public QObject {
     w.setDifference(0, 2, CompareMetric::Loss);
     QCOMPARE(w.difference().points, std::size_t(5));
     QVERIFY(w.difference().maxAbs < 1e-7);
+  }
+
+  void aCorruptTensorBoardLogIsSaidUnderTheButtons() {
+    const QString log = tmp->filePath("corrupt");
+    const QString file = tensorBoardLog(log, 20, 200);
+    QVERIFY(!file.isEmpty());
+    ComparisonWindow w;
+    QVERIFY(loadInto(w, {dirs[0], log}));
+    QCOMPARE(w.runs().size(), std::size_t(2));
+    auto* status = w.findChild<QLabel*>(QStringLiteral("compareStatus"));
+    QVERIFY(status);
+    QVERIFY2(status->text().startsWith(QFileInfo(file).absoluteFilePath() + ": record ") &&
+                 status->text().contains("data CRC mismatch"),
+             qPrintable(status->text()));
+    // A comparison read whole says nothing there.
+    QVERIFY(loadInto(w, {dirs[0], dirs[1]}));
+    QCOMPARE(status->text(), QString());
   }
 
   void aNewerLoadSupersedesOneStillReading() {

@@ -97,6 +97,11 @@ bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QStrin
   }
   run.label = QFileInfo(run.path).fileName() + QLatin1Char('/') + name;
   fillStore(*series, *run.store);
+  // Each problem begins with its file's path under the log directory: named in full here.
+  run.warnings.clear();
+  for (const QString& problem : log.problems)
+    run.warnings << QStringLiteral("%1 (the points before it are compared)")
+                        .arg(QDir(log.root).filePath(problem));
   return true;
 }
 

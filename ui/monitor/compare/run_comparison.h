@@ -36,13 +36,18 @@ struct ComparedRun {
   std::optional<RunSpec> spec;
   std::optional<RunStatus> status;
   std::unique_ptr<MetricsStore> store;  // never null
+  // What was read only in part, one line each: a TensorBoard event file that ended early
+  // ("<file>: record 3 at byte 120: data CRC mismatch (...)"; the scalars before it are kept).
+  // Said beside the comparison (headless: on stderr; the window: under its buttons).
+  QStringList warnings;
 };
 
 // The cheap half of loading, for loaders that read the files on another thread: a run
 // directory's spec and status (its store still empty), or an entry marked `imported` for a
 // directory without spec.json (a TensorBoard log, once importTensorBoard() took a series of it).
 std::optional<ComparedRun> openComparedRun(const QString& path, QString* error);
-// Fills an imported entry's store with the series `tag` of `log` (empty: the suggested one).
+// Fills an imported entry's store with the series `tag` of `log` (empty: the suggested one), and
+// its warnings with the log's files that ended early (each named by its path).
 bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QString& tag,
                        QString* error);
 

@@ -86,6 +86,8 @@ int runCompareHeadless(int argc, char** argv) {
     if (!run) return fail(QStringLiteral("invalid --compare: ") + error);
     runs.push_back(std::move(*run));
   }
+  for (const ComparedRun& run : runs)
+    for (const QString& w : run.warnings) printHeadlessMessage(QStringLiteral("warning: ") + w);
 
   // The file first: when it cannot be written, the one line is all that is printed.
   if (!csv.empty()) {

@@ -66,6 +66,9 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   connect(png, &QPushButton::clicked, this, &ComparisonWindow::exportPngDialog);
   bar->addWidget(png);
   status_ = new QLabel(this);
+  status_->setObjectName(QStringLiteral("compareStatus"));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   bar->addWidget(status_, 1);
   v->addLayout(bar);
 
@@ -122,7 +125,10 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
           [this] { setMatching(Matching(matchBox_->currentData().toInt())); });
   connect(loader_, &ComparisonLoader::loaded, this, [this](std::vector<ComparedRun>* runs) {
     setRuns(std::move(*runs));
-    status_->clear();
+    // A TensorBoard log read only in part says so under the buttons (its file and why).
+    QStringList warnings;
+    for (const ComparedRun& r : runs_) warnings << r.warnings;
+    status_->setText(warnings.join(QLatin1Char('\n')));
     Q_EMIT loaded();
   });
   connect(loader_, &ComparisonLoader::failed, this, [this](const QString& error) {
