@@ -1,7 +1,8 @@
 // `ddpdesk --headless --compare` on hand-made run directories: the table and the differences
 // against the first run on stdout, the CSV written, and one line with exit code 2 (nothing
 // written) for a directory that is not a run or an unknown --x; a corrupt TensorBoard log is
-// compared as far as it reads, with a warning line naming the file and the record.
+// compared as far as it reads, with a warning line naming the file and the record; --tag names
+// the series it compares, and is refused (one line, exit 2) where no input is a TensorBoard log.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -79,8 +80,43 @@ class TestCompareHeadless : public QObject {
                               QFileInfo(file).absoluteFilePath() + QStringLiteral(": record ")) &&
                  r.err.contains(QStringLiteral("data CRC mismatch")),
              qPrintable(r.err));
-    QVERIFY2(r.out.contains(QStringLiteral("corrupt/train/loss: max |difference|")),
+    QVERIFY2(r.out.contains(QStringLiteral(
+                 "corrupt/train/loss (TensorBoard series 'train/loss'): max |difference|")),
              qPrintable(r.out));
+  }
+
+  void aTagNamesTheSeriesItCompares() {
+    const QString log = tmp->filePath(QStringLiteral("pytorch"));
+    {
+      tb::EventFileWriter w(log.toStdString());
+      for (int i = 1; i <= 5; ++i) {
+        w.add_scalar("train/loss", 1.2 - 0.2 * i, i, 100.0 + i);
+        w.add_scalar("validation/loss", 1.3 - 0.2 * i, i, 100.0 + i);
+      }
+    }
+    // The log first: its series heads the differences.
+    const ProcessResult first = compare({log, a, "--tag", "validation/loss"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    QVERIFY2(first.out.contains(QStringLiteral(
+                 "\nTensorBoard series 'validation/loss' against pytorch/validation/loss, x = ")),
+             qPrintable(first.out));
+    QVERIFY2(first.out.contains(QStringLiteral("  run-a (global loss): max |difference| 0.1 ")),
+             qPrintable(first.out));
+    QVERIFY(!first.out.contains(QStringLiteral("global loss against")));
+    // A run first: the log's line names its series.
+    const ProcessResult second = compare({a, log, "--tag", "validation/loss"});
+    QVERIFY2(second.out.contains(QStringLiteral(
+                 "  pytorch/validation/loss (TensorBoard series 'validation/loss'): max ")),
+             qPrintable(second.out));
+  }
+
+  void aTagWithoutATensorBoardLogIsOneLineAndExit2() {
+    const ProcessResult r = compare({a, b, "--tag", "validation/loss"});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(r.err, QStringLiteral("ddpdesk: invalid --tag 'validation/loss': applies to "
+                                   "TensorBoard logs only, and none of the --compare directories "
+                                   "is one\n"));
+    QCOMPARE(r.out, QString());
   }
 
   void aDirectoryThatIsNotARunIsOneLineAndExit2() {

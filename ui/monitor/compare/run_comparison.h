@@ -33,6 +33,7 @@ struct ComparedRun {
   QString label;  // the directory's name (a TensorBoard series: "<dir>/<series>")
   QString path;
   bool imported = false;  // a TensorBoard series: no spec, no samples, no validation
+  QString series;         // an imported entry's series name ("train/loss"); empty otherwise
   std::optional<RunSpec> spec;
   std::optional<RunStatus> status;
   std::unique_ptr<MetricsStore> store;  // never null
@@ -99,6 +100,10 @@ QByteArray tableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matchin
 // Written atomically (QSaveFile).
 bool writeTableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matching matching,
                    const QString& path, QString* error);
+
+// What `metric` of `run` is: compareMetricName(), except an imported entry's loss curve, which is
+// its TensorBoard series ("TensorBoard series 'validation/loss'").
+QString curveName(const ComparedRun& run, CompareMetric metric);
 
 // "max 3.1e-07 at step 57, RMS 1.2e-07 over 120 points (step 1–120)", or why nothing could be
 // compared.
