@@ -17,6 +17,8 @@
 #include <QtTest>
 #include <cmath>
 
+#include <qcustomplot.h>
+
 #include "charts/loss_chart.h"
 #include "charts/throughput_chart.h"
 #include "compare/comparison_table_model.h"
@@ -138,6 +140,41 @@ class TestComparisonWindow : public QObject {
                               .arg(QLatin1String(picker))
                               .arg(box->width())
                               .arg(box->sizeHint().width())));
+    }
+  }
+
+  // Runs named as the history names them differ only at their ends: every legend entry of
+  // both charts is as wide as its text, in a window of the default size and in a narrow one.
+  void theLegendsShowTheRunsNamesWhole() {
+    QStringList named;
+    const char* names[] = {"20261207-100108-cmp32", "20261207-100109-cmp33",
+                           "20261207-100110-cmp34"};
+    for (int i = 0; i < 3; ++i) {
+      named << tmp->filePath(QLatin1String(names[i]));
+      QVERIFY(QDir().rename(dirs[i], named.back()));
+    }
+    ComparisonWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loadInto(w, named));
+    for (const QSize size : {QSize(1300, 850), QSize(900, 700)}) {
+      w.resize(size);
+      QTest::qWait(0);
+      for (SeriesChart* chart : {static_cast<SeriesChart*>(w.lossChart()),
+                                 static_cast<SeriesChart*>(w.throughputChart())}) {
+        chart->plot()->replot();
+        QCPLegend* legend = chart->plot()->legend;
+        QVERIFY(legend->itemCount() >= 3);
+        for (int i = 0; i < legend->itemCount(); ++i) {
+          QCPAbstractLegendItem* item = legend->item(i);
+          QVERIFY2(item->outerRect().width() >= item->minimumOuterSizeHint().width(),
+                   qPrintable(QStringLiteral("%1 px wide, %2 px wide: %3 of %4 px")
+                                  .arg(size.width())
+                                  .arg(chart->plot()->width())
+                                  .arg(item->outerRect().width())
+                                  .arg(item->minimumOuterSizeHint().width())));
+        }
+      }
     }
   }
 

@@ -9,6 +9,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include <qcustomplot.h>
 
@@ -28,6 +29,24 @@ QComboBox* combo(QWidget* parent, const QString& name, const QString& tip) {
   box->setToolTip(tip);
   box->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // run names shown whole
   return box;
+}
+
+// Two runs a legend row (each run's curve and its validation or accuracy points side by side)
+// where the chart is wide enough for four of the widest entry, else one run a row, else one entry:
+// an entry narrower than its text is cut at its end, and run names (20261207-100108-cmp32)
+// differ at their ends.
+void fitLegendColumns(QCustomPlot& plot) {
+  QCPLegend* legend = plot.legend;
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i))
+      widest = std::max(widest, item->minimumOuterSizeHint().width());
+  const int room = plot.width() - legend->margins().left() - legend->margins().right();
+  int wrap = 4;
+  while (wrap > 1 && wrap * widest + (wrap - 1) * legend->columnSpacing() > room) wrap /= 2;
+  if (legend->wrap() == wrap) return;
+  legend->setWrap(wrap);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
 }
 
 }  // namespace
@@ -79,7 +98,10 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   for (SeriesChart* c :
        {static_cast<SeriesChart*>(loss_), static_cast<SeriesChart*>(throughput_)}) {
     c->setSmoothing(0);  // a comparison shows the raw curves: smoothing would hide differences
-    c->plot()->legend->setWrap(4);  // two runs (curve and validation) a row: names stay whole
+    // Before each replot (the chart resized, curves added): as many legend columns as the widest
+    // entry leaves room for.
+    QCustomPlot* plot = c->plot();
+    connect(plot, &QCustomPlot::beforeReplot, this, [plot] { fitLegendColumns(*plot); });
   }
   auto* diffPanel = new QWidget(split);
   auto* dv = new QVBoxLayout(diffPanel);
