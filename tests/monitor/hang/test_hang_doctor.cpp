@@ -442,6 +442,22 @@ class TestHangDoctor : public QObject {
     sleeper.waitForFinished();
     other.waitForFinished();
   }
+
+  // The stacks file names the tool that took the native stacks, and nothing it does not know
+  // (eu-stack is chosen first whether gdb is installed or not).
+  void theStacksFileNamesTheToolAsItIs() {
+    RankStacks s;
+    s.rank = 1;
+    s.pid = 42;
+    s.stopped = true;
+    const QString text =
+        HangDoctor::fileText(QStringLiteral("/runs/r"), QString(), QStringLiteral("v"),
+                             QStringLiteral("eu-stack"), QString(), {s});
+    QVERIFY2(text.contains(QLatin1String("\nnative stacks: eu-stack\n")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String(
+                 "rank 1 (pid 42): no stack (stopped by a signal, state T: left stopped)\n")),
+             qPrintable(text));
+  }
 };
 
 DDPDESK_TEST_GUILESS_MAIN(TestHangDoctor)
