@@ -11,6 +11,7 @@
 #include "event_writer.h"
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
+#include "tensorboard_fixture.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::testing;
@@ -69,20 +70,82 @@ class TestRunComparison : public QObject {
   }
   void cleanup() { tmp.reset(); }
 
-  void misalignedStepsAreInterpolated() {
-    // Common range: steps 2..5; compared at 2, 3, 4, 5 (every step of either run in it).
-    // B at 3 = (0.9 + 0.4) / 2 = 0.65, at 5 = (0.4 + 0.0) / 2 = 0.2.
-    // B - A: 0.9-0.8 = 0.1, 0.65-0.6 = 0.05, 0.4-0.4 = 0, 0.2-0.2 = 0.
-    // max 0.1 at step 2; RMS = sqrt((0.01 + 0.0025) / 4) = sqrt(0.003125).
+  void theSparserRunsStepsAreCompared() {
+    // Common range: steps 2..5, where A has 4 points (2, 3, 4, 5) and B 2 (2, 4): compared at
+    // B's 2 and 4, where A has points of its own. B - A: 0.9-0.8 = 0.1, 0.4-0.4 = 0.
+    // max 0.1 at step 2; RMS = sqrt(0.01 / 2) = sqrt(0.005).
     const CurveDiff d = diffAB(CompareX::Step, Matching::Interpolate);
-    QCOMPARE(d.points, std::size_t(4));
+    QCOMPARE(d.points, std::size_t(2));
     QCOMPARE(d.xFrom, 2.0);
-    QCOMPARE(d.xTo, 5.0);
+    QCOMPARE(d.xTo, 4.0);
     QVERIFY2(near(d.maxAbs, 0.1), qPrintable(QString::number(d.maxAbs, 'g', 17)));
     QCOMPARE(d.maxAt, 2.0);
-    QVERIFY2(near(d.rms, std::sqrt(0.003125)), qPrintable(QString::number(d.rms, 'g', 17)));
-    QCOMPARE(d.delta.x, (std::vector<double>{2, 3, 4, 5}));
-    QVERIFY(near(d.delta.y[1], 0.05));
+    QVERIFY2(near(d.rms, std::sqrt(0.005)), qPrintable(QString::number(d.rms, 'g', 17)));
+    QCOMPARE(d.delta.x, (std::vector<double>{2, 4}));
+  }
+
+  // The same run logged at every step and at every 10th: the same losses where both logged, so
+  // no difference (interpolating the sparse one between its points would make one up).
+  void aDenseAndASparseLogOfTheSameRunDoNotDiffer() {
+    std::vector<std::pair<int, double>> dense, sparse;
+    for (int s = 1; s <= 40; ++s) {
+      const double loss = 1.0 / s + 0.05 * (s % 3);  // not linear between the sparse points
+      dense.push_back({s, loss});
+      if (s % 10 == 0) sparse.push_back({s, loss});
+    }
+    const QString d = tmp->filePath(QStringLiteral("dense"));
+    const QString s = tmp->filePath(QStringLiteral("sparse"));
+    QVERIFY(writeRun(d, compareSpec(32, 1, "/runs/dense"), lossCurve(dense)));
+    QVERIFY(writeRun(s, compareSpec(32, 1, "/runs/sparse"), lossCurve(sparse)));
+    const auto runs = load({d, s});
+    QCOMPARE(runs.size(), std::size_t(2));
+    for (CompareX axis : {CompareX::Step, CompareX::Samples, CompareX::Time}) {
+      const Curve cd = extractCurve(*runs[0].store, CompareMetric::Loss, axis);
+      const Curve cs = extractCurve(*runs[1].store, CompareMetric::Loss, axis);
+      for (const CurveDiff& diff : {diffCurves(cd, cs), diffCurves(cs, cd)}) {
+        QCOMPARE(diff.points, std::size_t(4));  // steps 10, 20, 30, 40
+        QCOMPARE(diff.maxAbs, 0.0);
+      }
+    }
+  }
+
+  void theDenserRunIsInterpolatedAtTheSparsersSteps() {
+    // (Q against P first: a tie, then Q2 against P: the sparser's steps.)
+    // P every second step: 2, 4, 6, 8, 10, loss 1 - 0.1 * step (0.8, 0.6, 0.4, 0.2, 0.0).
+    // Q every third: 3, 6, 9, loss 0.5, 0.1, 0.3. Common range 3..9: P has 3 points there (4, 6,
+    // 8), Q 3 (3, 6, 9): equally many, so every x of either: 3, 4, 6, 8, 9.
+    //   P at 3 = (0.8 + 0.6) / 2 = 0.7, at 9 = (0.2 + 0.0) / 2 = 0.1;
+    //   Q at 4 = 0.5 + (0.1 - 0.5) / 3 = 0.5 - 0.4 / 3, at 8 = 0.1 + 2 * (0.3 - 0.1) / 3.
+    // With Q2 at 3 and 9 only (loss 0.6, 0.3): Q2 has 2 points in 3..9, P 3: compared at 3 and
+    // 9, P interpolated there: Q2 - P = 0.6 - 0.7 = -0.1 and 0.3 - 0.1 = 0.2; max 0.2 at step 9,
+    // RMS sqrt((0.01 + 0.04) / 2) = sqrt(0.025).
+    const QString p = tmp->filePath(QStringLiteral("p"));
+    const QString q = tmp->filePath(QStringLiteral("q"));
+    const QString q2 = tmp->filePath(QStringLiteral("q2"));
+    QVERIFY(writeRun(p, compareSpec(32, 1, "/runs/p"),
+                     lossCurve({{2, 0.8}, {4, 0.6}, {6, 0.4}, {8, 0.2}, {10, 0.0}})));
+    QVERIFY(writeRun(q, compareSpec(32, 1, "/runs/q"), lossCurve({{3, 0.5}, {6, 0.1}, {9, 0.3}})));
+    QVERIFY(writeRun(q2, compareSpec(32, 1, "/runs/q2"), lossCurve({{3, 0.6}, {9, 0.3}})));
+    const auto runs = load({p, q, q2});
+    QCOMPARE(runs.size(), std::size_t(3));
+    const auto curve = [&](int i) {
+      return extractCurve(*runs[std::size_t(i)].store, CompareMetric::Loss, CompareX::Step);
+    };
+    const CurveDiff pq = diffCurves(curve(0), curve(1));
+    QCOMPARE(pq.delta.x, (std::vector<double>{3, 4, 6, 8, 9}));
+    // Q - P: -0.2, (0.5 - 0.4/3) - 0.6, 0.1 - 0.4, (0.1 + 0.4/3) - 0.2, 0.3 - 0.1.
+    const double expected[] = {-0.2, -0.1 - 0.4 / 3, -0.3, -0.1 + 0.4 / 3, 0.2};
+    for (int i = 0; i < 5; ++i)
+      QVERIFY2(near(pq.delta.y[std::size_t(i)], expected[i]),
+               qPrintable(QString::number(pq.delta.y[std::size_t(i)], 'g', 17)));
+    QVERIFY(near(pq.maxAbs, 0.3));
+    QCOMPARE(pq.maxAt, 6.0);
+    const CurveDiff pq2 = diffCurves(curve(0), curve(2));
+    QCOMPARE(pq2.delta.x, (std::vector<double>{3, 9}));
+    QVERIFY(near(pq2.delta.y[0], -0.1) && near(pq2.delta.y[1], 0.2));
+    QVERIFY(near(pq2.maxAbs, 0.2));
+    QCOMPARE(pq2.maxAt, 9.0);
+    QVERIFY(near(pq2.rms, std::sqrt(0.025)));
   }
 
   void exactMatchingUsesSharedStepsOnly() {
@@ -116,12 +179,12 @@ class TestRunComparison : public QObject {
   }
 
   void timeAxisInterpolatesBetweenTimes() {
-    // 0.1 s a step for both: the step-axis numbers, on x = 0.2 .. 0.5 s.
+    // 0.1 s a step for both: the step-axis numbers, at B's 0.2 and 0.4 s.
     const CurveDiff d = diffAB(CompareX::Time, Matching::Interpolate);
-    QCOMPARE(d.points, std::size_t(4));
+    QCOMPARE(d.points, std::size_t(2));
     QVERIFY(near(d.maxAbs, 0.1));
     QVERIFY(near(d.maxAt, 0.2));
-    QVERIFY(near(d.rms, std::sqrt(0.003125)));
+    QVERIFY(near(d.rms, std::sqrt(0.005)));
   }
 
   void curvesWithoutOverlapHaveNothingToCompare() {
@@ -294,8 +357,8 @@ class TestRunComparison : public QObject {
     QCOMPARE(cell(rb, "batch_size"), QStringLiteral("16"));
     QCOMPARE(cell(rb, "global_batch"), QStringLiteral("32"));
     QVERIFY(near(cell(rb, "loss_max_diff").toDouble(), 0.1));
-    QVERIFY(near(cell(rb, "loss_rms_diff").toDouble(), std::sqrt(0.003125)));
-    QCOMPARE(cell(rb, "diff_points"), QStringLiteral("4"));
+    QVERIFY(near(cell(rb, "loss_rms_diff").toDouble(), std::sqrt(0.005)));
+    QCOMPARE(cell(rb, "diff_points"), QStringLiteral("2"));
     QCOMPARE(cell(rb, "accuracy"), QString());
   }
 
@@ -334,6 +397,29 @@ class TestRunComparison : public QObject {
     QVERIFY(!loadComparedRun(log, QStringLiteral("nope"), &error));
     QVERIFY2(error.contains(QStringLiteral("no series 'nope' (it has: lr, train/loss)")),
              qPrintable(error));
+  }
+
+  void aCorruptTensorBoardLogIsReadInPartAndSaysWhy() {
+    // Byte 200 lies a few records in: the points before the corrupt record are compared, and the
+    // run carries a warning naming the file and the record.
+    const QString log = tmp->filePath(QStringLiteral("corrupt"));
+    const QString file = tensorBoardLog(log, 20, 200);
+    QVERIFY(!file.isEmpty());
+    QString error;
+    const auto run = loadComparedRun(log, {}, &error);
+    QVERIFY2(run, qPrintable(error));
+    const std::size_t kept = run->store->global().size();
+    QVERIFY2(kept > 0 && kept < 20, qPrintable(QString::number(kept)));
+    QCOMPARE(run->warnings.size(), 1);
+    QVERIFY2(run->warnings[0].startsWith(QFileInfo(file).absoluteFilePath() +
+                                         QStringLiteral(": record ")) &&
+                 run->warnings[0].contains(QStringLiteral("CRC mismatch")),
+             qPrintable(run->warnings[0]));
+    // A whole log and a run directory carry none.
+    const QString whole = tmp->filePath(QStringLiteral("whole"));
+    QVERIFY(!tensorBoardLog(whole, 20).isEmpty());
+    QVERIFY(loadComparedRun(whole, {}, &error)->warnings.isEmpty());
+    QVERIFY(loadComparedRun(a, {}, &error)->warnings.isEmpty());
   }
 
   void whatIsNotARunIsRefusedInOneLine() {

@@ -8,7 +8,8 @@
 // native one DDP's Reducer waiting for the gradient allreduce. Stacks asked for in a healthy run
 // leave it training. The collector alone: a Python process whose client registered faulthandler
 // (its Python and native stacks, and it runs on), no gdb or eu-stack on PATH (the note), and
-// gdb where eu-stack is missing.
+// gdb where eu-stack is missing, and a process stopped by SIGSTOP, named and left stopped by
+// either tool.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -55,6 +56,12 @@ QString procState(qint64 pid) {
   return QStringLiteral("pid %1: %2")
       .arg(pid)
       .arg(close < 0 ? QStringLiteral("gone") : s.mid(close + 2, 1));
+}
+
+char stateOf(qint64 pid) {
+  const QByteArray s = readText(QStringLiteral("/proc/%1/stat").arg(pid)).toLatin1();
+  const int close = s.lastIndexOf(')');
+  return close < 0 || s.size() <= close + 2 ? 0 : s.at(close + 2);
 }
 
 bool runsOn(qint64 pid) {
@@ -381,6 +388,75 @@ class TestHangDoctor : public QObject {
     QVERIFY(runsOn(sleeper.processId()));
     sleeper.kill();
     sleeper.waitForFinished();
+  }
+
+  // A rank stopped by SIGSTOP before the doctor came: marked stopped (the verdict names it), and
+  // stopped again after each tool's attach and detach (its detach may resume it, and the
+  // collector's resume of a process a tracer left stopped must not touch it).
+  void aStoppedProcessIsMarkedAndLeftStopped_data() {
+    QTest::addColumn<QString>("tool");
+    QTest::newRow("eu-stack") << QStringLiteral("eu-stack");
+    QTest::newRow("gdb") << QStringLiteral("gdb");
+  }
+  void aStoppedProcessIsMarkedAndLeftStopped() {
+    QFETCH(QString, tool);
+    const QString exe = QStandardPaths::findExecutable(tool);
+    if (exe.isEmpty()) QSKIP(qPrintable(tool + QStringLiteral(" is not installed")));
+    QTemporaryDir bin;
+    QVERIFY(QFile::link(exe, bin.filePath(tool)));
+    QProcess sleeper, other;
+    sleeper.start(QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+    other.start(QStringLiteral("/bin/sleep"), {QStringLiteral("30")});
+    QVERIFY(sleeper.waitForStarted() && other.waitForStarted());
+    QCOMPARE(::kill(pid_t(sleeper.processId()), SIGSTOP), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(sleeper.processId()), 'T', 5000);
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", QFile::encodeName(bin.path()));
+    StackCollector collector;
+    QSignalSpy collected(&collector, &StackCollector::collected);
+    StackTarget running, stopped;
+    running.rank = 0;
+    running.pid = other.processId();
+    stopped.rank = 1;
+    stopped.pid = sleeper.processId();
+    QVERIFY(collector.collect({running, stopped}, QDir::tempPath()));
+    const bool said = collected.wait(60000);
+    qputenv("PATH", path);
+    QVERIFY(said);
+    QCOMPARE(collector.tool(), tool);
+    const auto stacks = collected.at(0).at(0).value<std::vector<RankStacks>>();
+    QCOMPARE(int(stacks.size()), 2);
+    QVERIFY(!stacks[0].stopped);
+    QVERIFY(stacks[1].stopped);
+    QVERIFY2(stacks[1].native.contains(QLatin1String("#0 ")),
+             qPrintable(stacks[1].native + stacks[1].problem));
+    QVERIFY(hangVerdict(stacks).startsWith(
+        QLatin1String("rank 1 is stopped (SIGSTOP/SIGTSTP): it is not running")));
+    // Still stopped a while later (a SIGCONT, or a detach that resumed it, would show by now),
+    // and the other one runs.
+    QTest::qWait(300);
+    QCOMPARE(stateOf(sleeper.processId()), 'T');
+    QVERIFY(runsOn(other.processId()));
+    sleeper.kill();
+    other.kill();
+    sleeper.waitForFinished();
+    other.waitForFinished();
+  }
+
+  // The stacks file names the tool that took the native stacks, and nothing it does not know
+  // (eu-stack is chosen first whether gdb is installed or not).
+  void theStacksFileNamesTheToolAsItIs() {
+    RankStacks s;
+    s.rank = 1;
+    s.pid = 42;
+    s.stopped = true;
+    const QString text =
+        HangDoctor::fileText(QStringLiteral("/runs/r"), QString(), QStringLiteral("v"),
+                             QStringLiteral("eu-stack"), QString(), {s});
+    QVERIFY2(text.contains(QLatin1String("\nnative stacks: eu-stack\n")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String(
+                 "rank 1 (pid 42): no stack (stopped by a signal, state T: left stopped)\n")),
+             qPrintable(text));
   }
 };
 

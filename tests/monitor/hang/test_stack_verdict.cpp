@@ -3,7 +3,7 @@
 // DDPDESK_FAULT_HOLD_RANK), eu-stack's format, faulthandler dumps of Python ranks (DataLoader,
 // torch.distributed), idle library threads that must not count, and the verdict's sentences:
 // the odd rank out, several, every rank waiting (alike, or in different collectives), none
-// waiting, ranks without a stack; ranks written as ranges.
+// waiting, ranks without a stack, ranks stopped by a signal; ranks written as ranges.
 #include <QtTest>
 
 #include "hang/stack_verdict.h"
@@ -184,6 +184,12 @@ PhaseReading reading(StackPhase phase, const QString& collective = QString()) {
   PhaseReading r;
   r.phase = phase;
   r.collective = collective;
+  return r;
+}
+
+PhaseReading stoppedIn(StackPhase phase, const QString& collective = QString()) {
+  PhaseReading r = reading(phase, collective);
+  r.stopped = true;
   return r;
 }
 
@@ -374,6 +380,45 @@ class TestStackVerdict : public QObject {
     QCOMPARE(
         hangVerdict(std::vector<std::pair<int, PhaseReading>>{{0, notTaken()}, {1, notTaken()}}),
         QStringLiteral("no rank's stack could be read; no stack of ranks 0-1"));
+  }
+
+  // A rank stopped by SIGSTOP or SIGTSTP (state T before the stacks were taken): its stack reads
+  // as a wait like the others' (it was stopped in its own allreduce), but it is the one they wait
+  // for, named first.
+  void aStoppedRankIsTheOneTheOthersWaitFor() {
+    const std::vector<std::pair<int, PhaseReading>> one = {
+        {0, reading(StackPhase::Collective, QStringLiteral("allreduce"))},
+        {1, stoppedIn(StackPhase::Collective, QStringLiteral("allreduce"))},
+    };
+    QCOMPARE(hangVerdict(one), QStringLiteral("rank 1 is stopped (SIGSTOP/SIGTSTP): it is not "
+                                              "running, the others wait for it in an allreduce"));
+    // Through the stacks as the collector hands them over.
+    RankStacks waiting, stopped;
+    waiting.rank = 0;
+    waiting.pid = 21787;
+    waiting.native = kGdbShmWaiting;
+    stopped.rank = 1;
+    stopped.pid = 21788;
+    stopped.native = kGdbHeld;
+    stopped.stopped = true;
+    QVERIFY(classifyRank(stopped).stopped);
+    QCOMPARE(hangVerdict(std::vector<RankStacks>{waiting, stopped}),
+             QStringLiteral("rank 1 is stopped (SIGSTOP/SIGTSTP): it is not running, the others "
+                            "wait for it in an allreduce"));
+    // Two stopped, the others elsewhere: the stopped first, then the verdict over the rest.
+    const std::vector<std::pair<int, PhaseReading>> mixed = {
+        {0, reading(StackPhase::Collective, QStringLiteral("allreduce"))},
+        {1, stoppedIn(StackPhase::Compute)},
+        {2, reading(StackPhase::DataLoading)},
+        {3, stoppedIn(StackPhase::Unknown)},
+    };
+    QCOMPARE(hangVerdict(mixed),
+             QStringLiteral("ranks 1 and 3 are stopped (SIGSTOP/SIGTSTP): they are not running; "
+                            "rank 2 is in its data loading; rank 0 waits for it in an allreduce"));
+    // Every rank stopped; a stopped rank whose stack could not be taken is still named.
+    QCOMPARE(
+        hangVerdict(std::vector<std::pair<int, PhaseReading>>{{0, stoppedIn(StackPhase::Unknown)}}),
+        QStringLiteral("rank 0 is stopped (SIGSTOP/SIGTSTP): it is not running"));
   }
 };
 

@@ -1,6 +1,6 @@
 // The comparison window on hand-made run directories (offscreen): N runs give N overlaid curves
 // in the loss and throughput charts and N table rows; the difference plot of two runs shows the
-// numbers worked out by hand in test_run_comparison (max 0.1 at step 2, RMS sqrt(0.003125) on
+// numbers worked out by hand in test_run_comparison (max 0.1 at step 2, RMS sqrt(0.005) on
 // the step axis; max 0.6 at 96 samples); the table exports as the core's CSV, the chart as a PNG;
 // a directory that is not a run is reported in one line; the history's Compare button asks for
 // the selected runs.
@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QImage>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableView>
@@ -15,6 +16,8 @@
 #include <QThreadPool>
 #include <QtTest>
 #include <cmath>
+
+#include <qcustomplot.h>
 
 #include "charts/loss_chart.h"
 #include "charts/throughput_chart.h"
@@ -25,6 +28,7 @@
 #include "event_writer.h"
 #include "history/history_panel.h"
 #include "qt_test_main.h"
+#include "tensorboard_fixture.h"
 #include "window/main_window.h"
 
 using namespace ddpdesk;
@@ -139,32 +143,68 @@ class TestComparisonWindow : public QObject {
     }
   }
 
+  // Runs named as the history names them differ only at their ends: every legend entry of
+  // both charts is as wide as its text, in a window of the default size and in a narrow one.
+  void theLegendsShowTheRunsNamesWhole() {
+    QStringList named;
+    const char* names[] = {"20261207-100108-cmp32", "20261207-100109-cmp33",
+                           "20261207-100110-cmp34"};
+    for (int i = 0; i < 3; ++i) {
+      named << tmp->filePath(QLatin1String(names[i]));
+      QVERIFY(QDir().rename(dirs[i], named.back()));
+    }
+    ComparisonWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loadInto(w, named));
+    for (const QSize size : {QSize(1300, 850), QSize(900, 700)}) {
+      w.resize(size);
+      QTest::qWait(0);
+      for (SeriesChart* chart : {static_cast<SeriesChart*>(w.lossChart()),
+                                 static_cast<SeriesChart*>(w.throughputChart())}) {
+        chart->plot()->replot();
+        QCPLegend* legend = chart->plot()->legend;
+        QVERIFY(legend->itemCount() >= 3);
+        for (int i = 0; i < legend->itemCount(); ++i) {
+          QCPAbstractLegendItem* item = legend->item(i);
+          QVERIFY2(item->outerRect().width() >= item->minimumOuterSizeHint().width(),
+                   qPrintable(QStringLiteral("%1 px wide, %2 px wide: %3 of %4 px")
+                                  .arg(size.width())
+                                  .arg(chart->plot()->width())
+                                  .arg(item->outerRect().width())
+                                  .arg(item->minimumOuterSizeHint().width())));
+        }
+      }
+    }
+  }
+
   void differencePlotStatesMaxAndRms() {
     ComparisonWindow w;
     QVERIFY(loadInto(w, dirs));
-    // Default: the second run against the first, global loss, on steps.
-    QCOMPARE(w.difference().points, std::size_t(4));
+    // Default: the second run against the first, global loss, on steps: at B's steps 2 and 4
+    // (B has fewer points in the common range 2..5), deltas 0.1 and 0.
+    QCOMPARE(w.difference().points, std::size_t(2));
     QVERIFY(std::abs(w.difference().maxAbs - 0.1) < 1e-12);
-    QVERIFY(std::abs(w.difference().rms - std::sqrt(0.003125)) < 1e-12);
+    QVERIFY(std::abs(w.difference().rms - std::sqrt(0.005)) < 1e-12);
     QVERIFY2(
-        w.differenceText().contains(QStringLiteral("max |difference| 0.1 at step 2, RMS 0.0559")),
+        w.differenceText().contains(QStringLiteral("max |difference| 0.1 at step 2, RMS 0.0707")),
         qPrintable(w.differenceText()));
     const QString name = QStringLiteral("run-b − run-a");
-    QCOMPARE(w.differenceChart()->pointCount(), std::size_t(4));
+    QCOMPARE(w.differenceChart()->pointCount(), std::size_t(2));
     w.differenceChart()->sync();
     QCOMPARE(w.differenceChart()->curveNames(), QStringList{name});
-    QCOMPARE(w.differenceChart()->curve(name)->size(), 4);
+    QCOMPARE(w.differenceChart()->curve(name)->size(), 2);
     // On samples the numbers change with the axis (max 0.6 at 96 samples).
     w.setXAxis(CompareX::Samples);
     QVERIFY(std::abs(w.difference().maxAbs - 0.6) < 1e-12);
     QCOMPARE(w.difference().maxAt, 96.0);
-    // Another pair: C − A shares steps 1, 3, 5 at 0.1 a piece (1.1-1.0, 0.7-0.6, 0.3-0.2), and
-    // interpolated at 2 and 4: 0.9-0.8, 0.5-0.4.
+    // Another pair: C − A at C's steps 1, 3, 5 (C has fewer points), 0.1 a piece (1.1-1.0,
+    // 0.7-0.6, 0.3-0.2).
     w.setXAxis(CompareX::Step);
     w.setDifference(0, 2, CompareMetric::Loss);
-    QCOMPARE(w.difference().points, std::size_t(5));
+    QCOMPARE(w.difference().points, std::size_t(3));
     QVERIFY(std::abs(w.difference().rms - 0.1) < 1e-12);
-    // Same x only: steps 1, 3, 5.
+    // Same x only: steps 1, 3, 5 too.
     w.setMatching(Matching::Exact);
     QCOMPARE(w.difference().points, std::size_t(3));
     // A run against itself is no difference to plot.
@@ -213,6 +253,23 @@ class TestComparisonWindow : public QObject {
     w.setDifference(0, 2, CompareMetric::Loss);
     QCOMPARE(w.difference().points, std::size_t(5));
     QVERIFY(w.difference().maxAbs < 1e-7);
+  }
+
+  void aCorruptTensorBoardLogIsSaidUnderTheButtons() {
+    const QString log = tmp->filePath("corrupt");
+    const QString file = tensorBoardLog(log, 20, 200);
+    QVERIFY(!file.isEmpty());
+    ComparisonWindow w;
+    QVERIFY(loadInto(w, {dirs[0], log}));
+    QCOMPARE(w.runs().size(), std::size_t(2));
+    auto* status = w.findChild<QLabel*>(QStringLiteral("compareStatus"));
+    QVERIFY(status);
+    QVERIFY2(status->text().startsWith(QFileInfo(file).absoluteFilePath() + ": record ") &&
+                 status->text().contains("data CRC mismatch"),
+             qPrintable(status->text()));
+    // A comparison read whole says nothing there.
+    QVERIFY(loadInto(w, {dirs[0], dirs[1]}));
+    QCOMPARE(status->text(), QString());
   }
 
   void aNewerLoadSupersedesOneStillReading() {

@@ -121,6 +121,14 @@ QString matchingName(Matching m) {
   return m == Matching::Exact ? QStringLiteral("exact") : QStringLiteral("interp");
 }
 
+QString matchingDescription(Matching m) {
+  return m == Matching::Exact
+             ? QStringLiteral("points at the same x only")
+             : QStringLiteral(
+                   "at the x of the run with fewer points in the common range, the other "
+                   "interpolated linearly");
+}
+
 bool parseMatching(const QString& text, Matching* out) {
   if (text == QLatin1String("interp"))
     *out = Matching::Interpolate;
@@ -168,10 +176,19 @@ CurveDiff diffCurves(const Curve& reference, const Curve& other, Matching matchi
     std::set_intersection(reference.x.begin(), reference.x.end(), other.x.begin(), other.x.end(),
                           std::back_inserter(xs));
   } else {
-    std::set_union(reference.x.begin(), reference.x.end(), other.x.begin(), other.x.end(),
-                   std::back_inserter(xs));
-    xs.erase(std::remove_if(xs.begin(), xs.end(), [&](double x) { return x < lo || x > hi; }),
-             xs.end());
+    // The x of the curve with fewer points in the common range, the other interpolated there:
+    // every compared point is a logged one of the sparser run, and the denser one's neighbours
+    // lie closer together than the sparser's. Equally many: both curves' x (neither is sparser;
+    // picking one would make A - B and B - A compare different points).
+    const auto inRange = [&](const Curve& c) {
+      return std::vector<double>(std::lower_bound(c.x.begin(), c.x.end(), lo),
+                                 std::upper_bound(c.x.begin(), c.x.end(), hi));
+    };
+    const std::vector<double> r = inRange(reference), o = inRange(other);
+    if (r.size() != o.size())
+      xs = r.size() < o.size() ? r : o;
+    else
+      std::set_union(r.begin(), r.end(), o.begin(), o.end(), std::back_inserter(xs));
   }
   if (xs.empty()) return d;
   double sumSq = 0;

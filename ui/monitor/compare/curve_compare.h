@@ -42,8 +42,10 @@ Curve extractCurve(const MetricsStore& store, CompareMetric metric, CompareX axi
 
 // How two curves are lined up when their x points differ.
 enum class Matching {
-  // Every x of either curve inside the range both cover; each curve linearly interpolated
-  // between its own neighbouring points there (its own points are used as they are). No
+  // Inside the range both curves cover, the x of the curve with fewer points there (the
+  // sparser run: its own points), the other curve linearly interpolated between its own
+  // neighbouring points at them (its own points used as they are where it has that x). With
+  // equally many points there, every x of either curve, each interpolated likewise. No
   // extrapolation: x outside the overlap is not compared.
   Interpolate,
   // Only the x values present in both curves (exact equality: steps and sample counts; times
@@ -51,6 +53,8 @@ enum class Matching {
   Exact,
 };
 QString matchingName(Matching m);  // "interp", "exact"
+// How the compared points are chosen, as the difference lines say it (headless and window).
+QString matchingDescription(Matching m);
 bool parseMatching(const QString& text, Matching* out);
 
 struct CurveDiff {

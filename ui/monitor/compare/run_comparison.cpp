@@ -96,7 +96,13 @@ bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QStrin
                     .arg(tag, log.names().join(QStringLiteral(", "))));
   }
   run.label = QFileInfo(run.path).fileName() + QLatin1Char('/') + name;
+  run.series = name;
   fillStore(*series, *run.store);
+  // Each problem begins with its file's path under the log directory: named in full here.
+  run.warnings.clear();
+  for (const QString& problem : log.problems)
+    run.warnings << QStringLiteral("%1 (the points before it are compared)")
+                        .arg(QDir(log.root).filePath(problem));
   return true;
 }
 
@@ -282,6 +288,12 @@ bool writeTableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matching
     return false;
   }
   return true;
+}
+
+QString curveName(const ComparedRun& run, CompareMetric metric) {
+  if (run.imported && metric == CompareMetric::Loss)
+    return QStringLiteral("TensorBoard series '%1'").arg(run.series);
+  return compareMetricName(metric);
 }
 
 QString describeDiff(const CurveDiff& d, CompareX axis) {

@@ -33,16 +33,22 @@ struct ComparedRun {
   QString label;  // the directory's name (a TensorBoard series: "<dir>/<series>")
   QString path;
   bool imported = false;  // a TensorBoard series: no spec, no samples, no validation
+  QString series;         // an imported entry's series name ("train/loss"); empty otherwise
   std::optional<RunSpec> spec;
   std::optional<RunStatus> status;
   std::unique_ptr<MetricsStore> store;  // never null
+  // What was read only in part, one line each: a TensorBoard event file that ended early
+  // ("<file>: record 3 at byte 120: data CRC mismatch (...)"; the scalars before it are kept).
+  // Said beside the comparison (headless: on stderr; the window: under its buttons).
+  QStringList warnings;
 };
 
 // The cheap half of loading, for loaders that read the files on another thread: a run
 // directory's spec and status (its store still empty), or an entry marked `imported` for a
 // directory without spec.json (a TensorBoard log, once importTensorBoard() took a series of it).
 std::optional<ComparedRun> openComparedRun(const QString& path, QString* error);
-// Fills an imported entry's store with the series `tag` of `log` (empty: the suggested one).
+// Fills an imported entry's store with the series `tag` of `log` (empty: the suggested one), and
+// its warnings with the log's files that ended early (each named by its path).
 bool importTensorBoard(ComparedRun& run, const TensorBoardLog& log, const QString& tag,
                        QString* error);
 
@@ -94,6 +100,10 @@ QByteArray tableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matchin
 // Written atomically (QSaveFile).
 bool writeTableCsv(const std::vector<ComparedRun>& runs, CompareX axis, Matching matching,
                    const QString& path, QString* error);
+
+// What `metric` of `run` is: compareMetricName(), except an imported entry's loss curve, which is
+// its TensorBoard series ("TensorBoard series 'validation/loss'").
+QString curveName(const ComparedRun& run, CompareMetric metric);
 
 // "max 3.1e-07 at step 57, RMS 1.2e-07 over 120 points (step 1–120)", or why nothing could be
 // compared.

@@ -64,11 +64,8 @@ QString HangDoctor::fileText(const QString& runDir, const QString& why, const QS
   t += QStringLiteral("run: %1\n").arg(runDir);
   t += QStringLiteral("why: %1\n").arg(why.isEmpty() ? QStringLiteral("asked for") : why);
   t += QStringLiteral("verdict: %1\n").arg(verdict);
-  t += QStringLiteral("native stacks: %1\n")
-           .arg(!note.isEmpty() ? note
-                : tool == QLatin1String("eu-stack")
-                    ? QStringLiteral("eu-stack (gdb is not installed)")
-                    : tool);
+  // The tool as it is: eu-stack is the first choice, whether gdb is installed or not.
+  t += QStringLiteral("native stacks: %1\n").arg(!note.isEmpty() ? note : tool);
   t += QLatin1Char('\n');
   for (const RankStacks& s : stacks) {
     const PhaseReading r = classifyRank(s);
@@ -81,6 +78,7 @@ QString HangDoctor::fileText(const QString& runDir, const QString& why, const QS
       if (!r.collective.isEmpty()) line += QStringLiteral(" (%1)").arg(r.collective);
       if (!r.frame.isEmpty()) line += QStringLiteral(", from the frame: ") + r.frame;
     }
+    if (s.stopped) line += QStringLiteral(" (stopped by a signal, state T: left stopped)");
     if (!s.problem.isEmpty()) line += QStringLiteral(" [%1]").arg(s.problem);
     t += line + QLatin1Char('\n');
   }

@@ -22,14 +22,27 @@ bool alive(qint64 pid) {
   return pid > 0 && ::kill(pid_t(pid), 0) == 0;
 }
 
-// A process left in a stop (T or t in /proc/PID/stat) by a tracer that did not detach.
-void resumeIfStopped(qint64 pid) {
+// The state letter of /proc/PID/stat ('R', 'S', 'T' stopped by a signal, 't' stopped by a
+// tracer, ...); 0 when it cannot be read.
+char processState(qint64 pid) {
   QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-  if (!stat.open(QIODevice::ReadOnly)) return;
+  if (!stat.open(QIODevice::ReadOnly)) return 0;
   const QByteArray text = stat.readAll();
   const int close = text.lastIndexOf(')');
-  if (close < 0 || close + 2 >= text.size()) return;
-  const char state = text.at(close + 2);
+  if (close < 0 || close + 2 >= text.size()) return 0;
+  return text.at(close + 2);
+}
+
+// Leaves a process as it was before its stacks were taken: one stopped by a signal (SIGSTOP,
+// SIGTSTP) stopped again, whatever the tracer's detach did; any other one running, should a
+// tracer that did not detach have left it in a stop.
+void restoreState(qint64 pid, bool wasStopped) {
+  if (pid <= 0) return;
+  if (wasStopped) {
+    ::kill(pid_t(pid), SIGSTOP);
+    return;
+  }
+  const char state = processState(pid);
   if (state == 'T' || state == 't') ::kill(pid_t(pid), SIGCONT);
 }
 
@@ -54,7 +67,7 @@ StackCollector::~StackCollector() {
       job.process->kill();
       job.process->waitForFinished(1000);
     }
-    resumeIfStopped(job.target.pid);
+    restoreState(job.target.pid, job.out.stopped);
   }
 }
 
@@ -116,6 +129,13 @@ void StackCollector::startNext() {
                             ? job.target.problem
                             : QStringLiteral("process %1 is gone").arg(job.target.pid);
       QTimer::singleShot(0, this, [this, j = &job] { jobDone(j); });
+      continue;
+    }
+    // Stopped by a signal before anything was done to it: said in the verdict, and left so. Its
+    // Python handler cannot run while it is stopped (the signal would wait for a SIGCONT).
+    job.out.stopped = processState(job.target.pid) == 'T';
+    if (job.out.stopped) {
+      startNative(job);
       continue;
     }
     startPython(job);
@@ -224,7 +244,7 @@ void StackCollector::nativeDone(Job* job, const QString& problem) {
 }
 
 void StackCollector::jobDone(Job* job) {
-  if (job->target.pid > 0) resumeIfStopped(job->target.pid);
+  if (job->target.pid > 0) restoreState(job->target.pid, job->out.stopped);
   --running_;
   ++done_;
   if (done_ < int(jobs_.size())) {

@@ -9,8 +9,11 @@
 //     faulthandler's alternate signal stack is: the handler never runs on a thread that computes)
 //     and reads what the dump appended. The Python dump is taken first, before gdb stops the
 //     process.
-// A process that is still stopped after its stack was taken (a gdb killed at its timeout) gets
-// SIGCONT. Up to kParallel processes at once.
+// A process stopped by a signal (state T in /proc/PID/stat before anything is done to it: SIGSTOP,
+// SIGTSTP) is marked RankStacks::stopped, gets no Python signal, and is stopped again after its
+// native stack was taken (a tracer's detach may resume it). Any other process that is still
+// stopped after its stack was taken (a gdb killed at its timeout) gets SIGCONT. Up to kParallel
+// processes at once.
 #pragma once
 
 #include <QElapsedTimer>

@@ -250,6 +250,7 @@ PhaseReading classifyRank(const RankStacks& s) {
   if (!s.python.trimmed().isEmpty()) python = classifyPythonStacks(s.python);
   PhaseReading r = morePressing(python, native) ? python : native;
   r.taken = !s.native.trimmed().isEmpty() || !s.python.trimmed().isEmpty();
+  r.stopped = s.stopped;
   return r;
 }
 
@@ -271,7 +272,10 @@ QString formatRanks(QList<int> ranks) {
          (runs.isEmpty() ? last : runs.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last);
 }
 
-QString hangVerdict(const std::vector<std::pair<int, PhaseReading>>& ranks) {
+namespace {
+
+// The verdict over ranks that run (none of them stopped by a signal).
+QString runningVerdict(const std::vector<std::pair<int, PhaseReading>>& ranks) {
   QList<int> notTaken;
   std::map<QString, QList<int>> waiting;    // by collective
   std::map<StackPhase, QList<int>> others;  // not in a collective, by phase (most telling first)
@@ -341,6 +345,39 @@ QString hangVerdict(const std::vector<std::pair<int, PhaseReading>>& ranks) {
            QStringLiteral(" (slow rather than held up by a peer)");
   }
   if (!notTaken.isEmpty()) text += QStringLiteral("; no stack of ") + formatRanks(notTaken);
+  return text;
+}
+
+}  // namespace
+
+QString hangVerdict(const std::vector<std::pair<int, PhaseReading>>& ranks) {
+  // A rank stopped by a signal is the one the others wait for, wherever its stack stopped: its
+  // stack alone would read as waiting in a collective like theirs.
+  QList<int> stopped;
+  std::vector<std::pair<int, PhaseReading>> running;
+  for (const auto& rank : ranks) {
+    if (rank.second.stopped)
+      stopped << rank.first;
+    else
+      running.push_back(rank);
+  }
+  if (stopped.isEmpty()) return runningVerdict(ranks);
+  const bool plural = stopped.size() > 1;
+  QString text = formatRanks(stopped) +
+                 (plural ? QStringLiteral(" are stopped (SIGSTOP/SIGTSTP): they are not running")
+                         : QStringLiteral(" is stopped (SIGSTOP/SIGTSTP): it is not running"));
+  if (running.empty()) return text;
+  QStringList collectives;
+  bool allWait = true;
+  for (const auto& [rank, r] : running) {
+    allWait = allWait && r.taken && r.phase == StackPhase::Collective;
+    const QString c = r.collective.isEmpty() ? QStringLiteral("collective") : r.collective;
+    if (!collectives.contains(c)) collectives << c;
+  }
+  if (!allWait) return text + QStringLiteral("; ") + runningVerdict(running);
+  text += QStringLiteral(", the others wait for ") +
+          (plural ? QStringLiteral("them") : QStringLiteral("it"));
+  if (collectives.size() == 1) text += QStringLiteral(" in ") + article(collectives.front());
   return text;
 }
 

@@ -32,17 +32,19 @@ struct PhaseReading {
   // For a collective: which one ("allreduce", "broadcast", "barrier", "allgather",
   // "reduce_scatter"; "collective" when the stack does not say). Empty otherwise.
   QString collective;
-  QString frame;      // the frame that decided it, trimmed (for the stacks file)
-  bool taken = true;  // false: no stack of this rank was read (it is left out of the reasoning)
+  QString frame;         // the frame that decided it, trimmed (for the stacks file)
+  bool taken = true;     // false: no stack of this rank was read (it is left out of the reasoning)
+  bool stopped = false;  // stopped by a signal (SIGSTOP, SIGTSTP): not running, whatever its stack
 };
 
 // One rank's stacks as they were taken.
 struct RankStacks {
   int rank = 0;
   qint64 pid = 0;
-  QString native;   // gdb's or eu-stack's output; empty when not taken
-  QString python;   // the faulthandler dump; empty when none (not a Python rank, or no client)
-  QString problem;  // why a stack is missing or partial, one line ("no gdb or eu-stack ...")
+  QString native;        // gdb's or eu-stack's output; empty when not taken
+  QString python;        // the faulthandler dump; empty when none (not a Python rank, or no client)
+  QString problem;       // why a stack is missing or partial, one line ("no gdb or eu-stack ...")
+  bool stopped = false;  // in state T (stopped by a signal) before its stacks were taken
 };
 
 // "data loading", "compute", "checkpoint writing", "a collective", "an unknown place".
@@ -60,7 +62,8 @@ PhaseReading classifyRank(const RankStacks& stacks);
 QString formatRanks(QList<int> ranks);
 
 // The verdict over every rank's reading (ranks in any order): one line, as the banner, headless
-// and the notification show it.
+// and the notification show it. A stopped rank comes first, whatever its stack says: "rank 1 is
+// stopped (SIGSTOP/SIGTSTP): it is not running, the others wait for it in an allreduce".
 QString hangVerdict(const std::vector<std::pair<int, PhaseReading>>& ranks);
 // The same, classifying the ranks' stacks first.
 QString hangVerdict(const std::vector<RankStacks>& ranks);

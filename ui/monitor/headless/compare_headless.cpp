@@ -55,9 +55,12 @@ int runCompareHeadless(int argc, char** argv) {
       ->expected(1, -1);
   cli.add_option("--x", x, "x axis the curves are aligned on: step, samples or time");
   cli.add_option("--match", match,
-                 "how points are matched where x differs: interp (linear interpolation on every "
-                 "x of either curve in the common range) or exact (shared x only)");
-  cli.add_option("--tag", tag, "the series of a TensorBoard log to compare (default: its loss)");
+                 "how points are matched where x differs: interp (at the x of the run with "
+                 "fewer points in the common range, the other interpolated linearly) or exact "
+                 "(shared x only)");
+  cli.add_option("--tag", tag,
+                 "the series of the TensorBoard logs among them to compare (default: a log's "
+                 "loss); refused when none is a TensorBoard log");
   cli.add_option("--csv", csv, "also write the table as CSV to this file");
   // `ddpdesk --headless --compare --help`, as both help texts tell: CLI11 would take --help as
   // the directory --compare requires and answer that no such run exists.
@@ -85,6 +88,15 @@ int runCompareHeadless(int argc, char** argv) {
     if (!run) return fail(QStringLiteral("invalid --compare: ") + error);
     runs.push_back(std::move(*run));
   }
+  // --tag picks a TensorBoard log's series: on run directories alone it would pick nothing.
+  if (!tag.empty() &&
+      std::none_of(runs.begin(), runs.end(), [](const ComparedRun& r) { return r.imported; }))
+    return fail(QString::fromStdString(format_error(
+        {"tag", tag,
+         "applies to TensorBoard logs only, and none of the --compare directories is one"},
+        Spelling::Flag)));
+  for (const ComparedRun& run : runs)
+    for (const QString& w : run.warnings) printHeadlessMessage(QStringLiteral("warning: ") + w);
 
   // The file first: when it cannot be written, the one line is all that is printed.
   if (!csv.empty()) {
@@ -97,19 +109,20 @@ int runCompareHeadless(int argc, char** argv) {
        {CompareMetric::Loss, CompareMetric::EvalLoss, CompareMetric::EvalAccuracy}) {
     const Curve reference = extractCurve(*runs.front().store, metric, axis);
     if (reference.empty() || runs.size() < 2) continue;
+    // Each curve named for what it is: a TensorBoard log's is its series, not a global loss.
+    const QString name = curveName(runs.front(), metric);
     std::cout << "\n"
               << QStringLiteral("%1 against %2, x = %3 (%4):")
-                     .arg(compareMetricName(metric), runs.front().label, compareXLabel(axis),
-                          matching == Matching::Exact
-                              ? QStringLiteral("points at the same x only")
-                              : QStringLiteral("linear interpolation at every x of either run "
-                                               "in their common range"))
+                     .arg(name, runs.front().label, compareXLabel(axis),
+                          matchingDescription(matching))
                      .toStdString()
               << "\n";
     for (std::size_t i = 1; i < runs.size(); ++i) {
       const CurveDiff d =
           diffCurves(reference, extractCurve(*runs[i].store, metric, axis), matching);
-      std::cout << "  " << runs[i].label.toStdString() << ": "
+      const QString its = curveName(runs[i], metric);
+      std::cout << "  " << runs[i].label.toStdString()
+                << (its == name ? std::string() : " (" + its.toStdString() + ")") << ": "
                 << describeDiff(d, axis).toStdString() << "\n";
     }
   }

@@ -9,6 +9,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include <qcustomplot.h>
 
@@ -30,6 +31,24 @@ QComboBox* combo(QWidget* parent, const QString& name, const QString& tip) {
   return box;
 }
 
+// Two runs a legend row (each run's curve and its validation or accuracy points side by side)
+// where the chart is wide enough for four of the widest entry, else one run a row, else one entry:
+// an entry narrower than its text is cut at its end, and run names (20261207-100108-cmp32)
+// differ at their ends.
+void fitLegendColumns(QCustomPlot& plot) {
+  QCPLegend* legend = plot.legend;
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i))
+      widest = std::max(widest, item->minimumOuterSizeHint().width());
+  const int room = plot.width() - legend->margins().left() - legend->margins().right();
+  int wrap = 4;
+  while (wrap > 1 && wrap * widest + (wrap - 1) * legend->columnSpacing() > room) wrap /= 2;
+  if (legend->wrap() == wrap) return;
+  legend->setWrap(wrap);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+}
+
 }  // namespace
 
 ComparisonWindow::ComparisonWindow(QWidget* parent)
@@ -45,8 +64,9 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   bar->addWidget(xAxisBox_);
   bar->addWidget(new QLabel(tr("match:"), this));
   matchBox_ = combo(this, QStringLiteral("compareMatch"),
-                    tr("Where the runs' x points differ: interpolate each curve linearly at every "
-                       "x of either run in their common range, or compare shared x only"));
+                    tr("Where the runs' x points differ: compare at the x of the run with fewer "
+                       "points in the common range, interpolating the other linearly, or compare "
+                       "shared x only"));
   matchBox_->addItem(tr("interpolate"), int(Matching::Interpolate));
   matchBox_->addItem(tr("same x only"), int(Matching::Exact));
   bar->addWidget(matchBox_);
@@ -65,6 +85,9 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   connect(png, &QPushButton::clicked, this, &ComparisonWindow::exportPngDialog);
   bar->addWidget(png);
   status_ = new QLabel(this);
+  status_->setObjectName(QStringLiteral("compareStatus"));
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   bar->addWidget(status_, 1);
   v->addLayout(bar);
 
@@ -75,7 +98,10 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
   for (SeriesChart* c :
        {static_cast<SeriesChart*>(loss_), static_cast<SeriesChart*>(throughput_)}) {
     c->setSmoothing(0);  // a comparison shows the raw curves: smoothing would hide differences
-    c->plot()->legend->setWrap(4);  // two runs (curve and validation) a row: names stay whole
+    // Before each replot (the chart resized, curves added): as many legend columns as the widest
+    // entry leaves room for.
+    QCustomPlot* plot = c->plot();
+    connect(plot, &QCustomPlot::beforeReplot, this, [plot] { fitLegendColumns(*plot); });
   }
   auto* diffPanel = new QWidget(split);
   auto* dv = new QVBoxLayout(diffPanel);
@@ -121,7 +147,10 @@ ComparisonWindow::ComparisonWindow(QWidget* parent)
           [this] { setMatching(Matching(matchBox_->currentData().toInt())); });
   connect(loader_, &ComparisonLoader::loaded, this, [this](std::vector<ComparedRun>* runs) {
     setRuns(std::move(*runs));
-    status_->clear();
+    // A TensorBoard log read only in part says so under the buttons (its file and why).
+    QStringList warnings;
+    for (const ComparedRun& r : runs_) warnings << r.warnings;
+    status_->setText(warnings.join(QLatin1Char('\n')));
     Q_EMIT loaded();
   });
   connect(loader_, &ComparisonLoader::failed, this, [this](const QString& error) {
@@ -225,12 +254,9 @@ void ComparisonWindow::updateDifference() {
 }
 
 QString ComparisonWindow::differenceText() const {
-  const QString how = matching_ == Matching::Exact
-                          ? tr("points at the same x only")
-                          : tr("linear interpolation at every x of either run in the common range");
   return tr("%1: %2 (%3)")
       .arg(compareMetricName(CompareMetric(metricBox_->currentData().toInt())),
-           describeDiff(diff_, axis_), how);
+           describeDiff(diff_, axis_), matchingDescription(matching_));
 }
 
 bool ComparisonWindow::exportTableCsv(const QString& path, QString* error) {
