@@ -9,12 +9,16 @@
 
 #include "charts/charts_panel.h"
 #include "charts/loss_chart.h"
+#include "exit_record.h"
 #include "followed_run_checks.h"
+#include "form/run_spec_form.h"
 #include "hand_started_run.h"
 #include "live/rank_table.h"
 #include "metrics/metrics_store.h"
 #include "qt_test_main.h"
+#include "run/run_directory.h"
 #include "window/main_window.h"
+#include "window/run_lifecycle.h"
 
 using namespace ddpdesk;
 using namespace ddpdesk::test;
@@ -59,6 +63,30 @@ class TestFollowRun : public QObject {
     QVERIFY(w.followRun(dir.path()));
     QTRY_VERIFY_WITH_TIMEOUT(RunController::isTerminal(w.controller()->state()), kTimeout);
     QCOMPARE(int(w.controller()->store()->global().size()), 50);
+  }
+
+  // While a run is followed, the (disabled) form shows that run's spec, not the person's draft;
+  // the draft is what the window remembers (and what comes back when the run ends).
+  void theFormShowsTheFollowedRunsSpecNotTheDraft() {
+    QTemporaryDir dir;
+    RunSpec followed;
+    followed.task = "fmnist-cnn";
+    followed.batch_size = 77;
+    followed.nproc = 3;
+    {
+      RunDirectory d;
+      QVERIFY(d.open(dir.path()));
+      QVERIFY(d.writeSpec(followed));
+    }
+    MainWindow w;
+    RunSpec draft;
+    draft.task = "fmnist-mlp";
+    draft.batch_size = 12;
+    w.form()->setSpec(draft);
+    QVERIFY(w.followRun(dir.path()));
+    QCOMPARE(w.form()->spec().batch_size, 77);
+    QCOMPARE(w.form()->spec().task, std::string("fmnist-cnn"));
+    QCOMPARE(w.lifecycle()->draftSpec().batch_size, 12);
   }
 };
 

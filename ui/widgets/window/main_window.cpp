@@ -325,21 +325,21 @@ void MainWindow::closeOnSignal() {
     flow_->stop();  // again: kill the ranks (the window still closes once they are gone)
     return;
   }
-  saveLastSpec(form_->spec());
+  saveLastSpec(flow_->draftSpec());
   flow_->stopToClose();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   // A followed run's ranks are not ours: closing the window only stops following them.
   if (!controller_->isActive() || controller_->isAttached()) {
-    saveLastSpec(form_->spec());
+    saveLastSpec(flow_->draftSpec());
     event->accept();
     return;
   }
   event->ignore();
   if (flow_->stoppingToClose()) return;  // the window closes when the ranks are gone
   if (!askClose_ || !askClose_()) return;
-  saveLastSpec(form_->spec());
+  saveLastSpec(flow_->draftSpec());
   flow_->stopToClose();
 }
 

@@ -66,6 +66,7 @@ class MainWindow : public QMainWindow {
   StragglerBanner* stragglerBanner() const { return stragglerBanner_; }
   HangBanner* hangBanner() const { return hangBanner_; }
   QTabWidget* tabs() const { return tabs_; }
+  RunLifecycle* lifecycle() const { return flow_; }
   RunNotifier* notifier() const { return notifier_; }
   QAction* startAction() const;
   QAction* stopAction() const;

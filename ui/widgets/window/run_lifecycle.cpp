@@ -131,10 +131,20 @@ bool RunLifecycle::follow(const QString& runDir) {
   }
   log_->clear();
   log_->clearFailure();
+  // The (disabled) form shows what the followed run runs, not the person's draft, which comes
+  // back when the run ends. Only a run directory here says its spec (an ssh one: not yet read).
+  if (const auto record = RunDirectory::readRecord(runDir); record && record->specValid) {
+    draftBeforeFollow_ = form_->spec();
+    form_->setSpec(record->spec);
+  }
   Q_EMIT liveRunShown();
   Q_EMIT message(tr("Following %1").arg(controller_->runDirectory()));
   Q_EMIT stateShown();
   return true;
+}
+
+RunSpec RunLifecycle::draftSpec() const {
+  return draftBeforeFollow_ ? *draftBeforeFollow_ : form_->spec();
 }
 
 void RunLifecycle::stop() {
@@ -154,6 +164,10 @@ void RunLifecycle::stopToClose() {
 void RunLifecycle::onStateChanged(RunController::State s) {
   Q_EMIT stateShown();
   if (!RunController::isTerminal(s)) return;
+  if (draftBeforeFollow_) {
+    form_->setSpec(*draftBeforeFollow_);
+    draftBeforeFollow_.reset();
+  }
   log_->flush();
   history_->setActiveRun(QString());
   history_->refresh();

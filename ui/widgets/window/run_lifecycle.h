@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QString>
+#include <optional>
 
 #include "checks/pre_start_check.h"
 #include "form/slurm_preview_dialog.h"  // complete for QPointer
@@ -48,6 +49,8 @@ class RunLifecycle : public QObject {
   // Stops the run so that the window can close: closeWhenEnded() comes once every rank is gone.
   void stopToClose();
   bool stoppingToClose() const { return closeAfterStop_; }
+  // The person's spec: the form's, or while a followed run shows its own there, their draft.
+  RunSpec draftSpec() const;
   // A Slurm spec's start (form or resume) first shows its batch script here; Submit starts it.
   SlurmPreviewDialog* slurmPreview() const { return preview_; }
 
@@ -70,9 +73,10 @@ class RunLifecycle : public QObject {
   HistoryPanel* history_;
   bool closeAfterStop_ = false;
   QPointer<SlurmPreviewDialog> preview_;
-  bool submitting_ = false;               // launch() called back from the preview's Submit
-  PreStartCheck* resumeCheck_ = nullptr;  // child, made at the first resume
-  RunSpec resumeSpec_;                    // the resume it checks
+  bool submitting_ = false;                   // launch() called back from the preview's Submit
+  PreStartCheck* resumeCheck_ = nullptr;      // child, made at the first resume
+  RunSpec resumeSpec_;                        // the resume it checks
+  std::optional<RunSpec> draftBeforeFollow_;  // the form's spec while a followed run shows its own
 };
 
 }  // namespace ddpdesk
