@@ -403,8 +403,13 @@ class TestScriptRun : public QObject {
         << "ddpdesk: invalid --python '" + script + "': is not an executable file";
     QTest::newRow("loss pattern without its group")
         << QStringList{"--task", "python", "--script", script, "--loss-pattern", "loss ([0-9.]+)"}
-        << "ddpdesk: invalid --loss-pattern 'loss ([0-9.]+)': must have a group named loss, "
-           "(?<loss>...)";
+        << "ddpdesk: invalid --loss-pattern 'loss ([0-9.]+)': has no group named loss, e.g. "
+           "loss=(?<loss>[0-9.eE+-]+)";
+    // Not compiling comes first: the group a broken expression lacks is no news.
+    QTest::newRow("loss pattern without its group that does not compile")
+        << QStringList{"--task", "python", "--script", script, "--loss-pattern", "loss=(\\d+"}
+        << "ddpdesk: invalid --loss-pattern 'loss=(\\d+': is no regular expression: missing "
+           "closing parenthesis at offset 9";
     QTest::newRow("loss pattern that does not compile")
         << QStringList{"--task", "python", "--script", script, "--loss-pattern", "(?<loss>[0-9"}
         << "ddpdesk: invalid --loss-pattern '(?<loss>[0-9': is no regular expression: missing "
