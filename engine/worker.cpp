@@ -33,6 +33,7 @@
 #include "stop_signals.h"
 #include "task.h"
 #include "telemetry.h"
+#include "torch_message.h"
 #include "trainer.h"
 #include "worker_settings.h"
 
@@ -168,8 +169,9 @@ int fail_input(const std::string& line) {
   return 2;
 }
 
+// The line of a LibTorch message that says what went wrong (torch_message.h).
 std::string first_line(const std::string& s) {
-  return s.substr(0, s.find('\n'));
+  return torch_message_line(s);
 }
 
 // --check's answer: one JSON line on stdout (the GUI and headless mode read it).

@@ -89,9 +89,10 @@ std::unique_ptr<Task> make_builtin_task(const RunSpec& spec, const torch::Device
     train = make_seed_dataset(n, spec.seed);
     eval = make_seed_dataset(std::max<std::int64_t>(1, n / 9), spec.seed, n);
   } else {
-    // The spec's check (validate) holds dataset_size to the training images there are. A
-    // missing or broken system data set is a failure of the machine, not bad input: it
-    // propagates as std::runtime_error naming the file.
+    // The spec's check (validate) holds dataset_size to the training images there are. The
+    // monitor refuses a run whose files are missing before any rank starts (fmnist_files.h); a
+    // broken file (or one gone since) is a failure of the machine, not bad input: it propagates
+    // as std::runtime_error naming the file.
     const std::string dir = fmnist_dir.empty() ? kSystemFmnistDir : fmnist_dir;
     train = make_fmnist_dataset(dir, "train", spec.dataset_size);
     eval = make_fmnist_dataset(dir, "t10k");

@@ -10,6 +10,8 @@
 
 #include <torch/types.h>
 
+#include "fmnist_files.h"  // kSystemFmnistDir, the files' names
+
 namespace ddpdesk {
 
 struct Batch {
@@ -41,9 +43,5 @@ std::unique_ptr<Dataset> make_seed_dataset(std::int64_t n, std::int64_t seed,
 // Throws std::runtime_error naming the missing or malformed file.
 std::unique_ptr<Dataset> make_fmnist_dataset(const std::string& dir, const std::string& split,
                                              std::int64_t limit = 0);
-
-// Where Debian's dataset-fashion-mnist puts the files (the worker's DDPDESK_FMNIST_DIR, read
-// once into WorkerSettings, points elsewhere).
-constexpr const char* kSystemFmnistDir = "/usr/share/datasets/fashion-mnist";
 
 }  // namespace ddpdesk

@@ -29,8 +29,7 @@ class GzReader {
   explicit GzReader(std::string path) : path_(std::move(path)) {
     struct stat st {};
     if (::stat(path_.c_str(), &st) != 0) {
-      throw std::runtime_error("Fashion-MNIST file not found: " + path_ +
-                               " (install dataset-fashion-mnist, or set DDPDESK_FMNIST_DIR)");
+      throw std::runtime_error(fmnist_not_found(path_));
     }
     file_ = gzopen(path_.c_str(), "rb");
     if (file_ == nullptr) throw std::runtime_error("cannot open Fashion-MNIST file " + path_);
@@ -74,11 +73,6 @@ class GzReader {
   gzFile file_ = nullptr;
 };
 
-std::string join(const std::string& dir, const std::string& name) {
-  if (dir.empty() || dir.back() == '/') return dir + name;
-  return dir + "/" + name;
-}
-
 class FmnistDataset final : public Dataset {
  public:
   FmnistDataset(const std::string& dir, const std::string& split, std::int64_t limit) {
@@ -86,8 +80,8 @@ class FmnistDataset final : public Dataset {
       throw std::invalid_argument("Fashion-MNIST split must be \"train\" or \"t10k\", got \"" +
                                   split + "\"");
     }
-    const std::string image_path = join(dir, split + "-images-idx3-ubyte.gz");
-    const std::string label_path = join(dir, split + "-labels-idx1-ubyte.gz");
+    const std::string image_path = fmnist_file(dir, split, "images");
+    const std::string label_path = fmnist_file(dir, split, "labels");
     GzReader images(image_path);
     GzReader labels(label_path);
 

@@ -22,18 +22,16 @@
 #include "script_version.h"
 #include "task.h"
 #include "tensor_file.h"
+#include "torch_message.h"
 
 namespace ddpdesk {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The first line of a LibTorch message that says something (some begin with an empty one).
+// The line of a LibTorch message that says what went wrong (torch_message.h).
 std::string first_line(const std::string& s) {
-  const std::size_t begin = std::min(s.find_first_not_of("\n\r "), s.size());
-  std::string line = s.substr(begin, s.find('\n', begin) - begin);
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
-  return line;
+  return torch_message_line(s);
 }
 
 // "invalid --train-data 'path': what" — the one shape of every message here.

@@ -5,6 +5,7 @@
 #include "run_spec.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <regex>
 #include <sstream>
@@ -23,7 +24,8 @@ using spec_fields::find_field;
 using spec_fields::Kind;
 
 // Converts a JSON value (or CLI string) to the field's kind; nullopt when it cannot. An integer
-// beyond std::int64_t sets *too_large, so its message names the range instead of the kind.
+// beyond std::int64_t, or a number's text beyond a double (1e400, 1e-400), sets *too_large, so
+// its message names the range instead of the kind.
 std::optional<json> convert(const Field& f, const json& v, bool* too_large) {
   *too_large = false;
   switch (f.kind) {
@@ -88,6 +90,9 @@ std::optional<json> convert(const Field& f, const json& v, bool* too_large) {
           double d = std::stod(s, &pos);
           if (pos != s.size()) return std::nullopt;
           return json(d);
+        } catch (const std::out_of_range&) {
+          *too_large = true;  // beyond a double either way: real_range_text says which
+          return std::nullopt;
         } catch (...) {
           return std::nullopt;
         }
@@ -110,6 +115,18 @@ const char* kind_text(Kind k) {
       return "must be 0 or 1";
   }
   return "";
+}
+
+// A Real field's text that a double cannot hold: too large, or too close to 0 (strtod's ERANGE
+// either way), with the field's own rule where it has one for such a value.
+std::string real_range_text(const Field& f, const std::string& text) {
+  const double d = std::strtod(text.c_str(), nullptr);
+  const bool tiny = std::fabs(d) < 1.0;
+  std::string why = tiny ? "is too close to 0 for a number" : "is too large for a number";
+  RunSpec probe;
+  f.set(probe, json(tiny ? 0.0 : d));
+  if (const std::string rule = f.check ? f.check(probe) : ""; !rule.empty()) why += "; " + rule;
+  return why;
 }
 
 // Integers that do not fit the member's type are caught here, before the narrowing get<>().
@@ -313,6 +330,11 @@ std::vector<FieldError> apply_fields(const nlohmann::json& obj, RunSpec& spec) {
     }
     bool too_large = false;
     auto v = convert(*f, it.value(), &too_large);
+    if (too_large && f->kind == Kind::Real) {
+      out.push_back({f->key, field_value_text(it.value()),
+                     real_range_text(*f, it.value().get<std::string>())});
+      continue;
+    }
     if (too_large || (v && !fits_member(*f, *v))) {
       // Quoted as given: the converted number would be wrapped or clipped.
       out.push_back(

@@ -2,8 +2,8 @@
 
 #include "run_layout.h"
 
+#include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -36,9 +36,23 @@ SpecFlags::SpecFlags(CLI::App& app, bool with_nproc) {
         "history); one holding another run is refused unless --resume continues that run");
 }
 
+std::string spec_text_problem(const std::string& text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return "is empty";
+  try {
+    if (!nlohmann::json::parse(text).is_object()) return "must be a JSON object of run spec fields";
+  } catch (const nlohmann::json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error ..."
+    std::string why = e.what();
+    const std::size_t at = why.find(" at line ");
+    why = at == std::string::npos ? why.substr(why.find(']') + 1) : why.substr(at + 1);
+    return "is not valid JSON (" + why + ")";
+  }
+  return {};
+}
+
 std::vector<FieldError> SpecFlags::build(RunSpec& out) const {
   std::vector<FieldError> problems;
-  RunSpec spec;
+  RunSpec spec = config_path_.empty() && resume_given().empty() ? base_ : RunSpec();
   std::set<std::string> from_flags;
   // Without --config, resuming a run directory starts from the spec that run was started with
   // (its spec.json), so `--resume DIR` alone continues the run as it was and a flag given as
@@ -55,22 +69,28 @@ std::vector<FieldError> SpecFlags::build(RunSpec& out) const {
     from_run_dir = static_cast<bool>(std::ifstream(candidate));
     if (from_run_dir) config_path = candidate;
   }
+  // A problem with the file itself is the flag's that named it: --config, or --resume for the
+  // spec.json of the run directory it names.
+  auto file_problem = [&](const std::string& why) {
+    if (from_run_dir)
+      problems.push_back({"resume", values_.at("resume"), "its spec.json " + why});
+    else
+      problems.push_back({"config", config_path, why});
+    return problems;
+  };
   if (!config_path.empty() && text.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(config_path, ec))
+      return file_problem("is a directory, not a JSON file");
     std::ifstream in(config_path);
-    if (!in) {
-      problems.push_back({"config", config_path, "cannot be read"});
-      return problems;
-    }
+    if (!in) return file_problem("cannot be read");
     std::stringstream ss;
     ss << in.rdbuf();
     text = ss.str();
   }
   if (!config_path.empty()) {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      problems.push_back({"config", config_path, "must be a JSON object of run spec fields"});
-      return problems;
-    }
+    if (const std::string why = spec_text_problem(text); !why.empty()) return file_problem(why);
+    const nlohmann::json j = nlohmann::json::parse(text);
     for (auto e : apply_fields(j, spec)) {
       e.source = config_path;
       problems.push_back(e);
@@ -112,23 +132,6 @@ std::string SpecFlags::resume_given() const {
 void SpecFlags::set_resume_spec(std::string text, std::string source) {
   resume_spec_ = std::move(text);
   resume_source_ = std::move(source);
-}
-
-int parse_cli(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    for (auto& c : what)
-      if (c == '\n') c = ' ';
-    std::cerr << app.get_name() << ": " << what << "\n";
-    return 2;
-  }
-  return -1;
 }
 
 }  // namespace ddpdesk

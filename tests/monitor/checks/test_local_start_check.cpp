@@ -1,6 +1,7 @@
 // localStartProblem: what a spec asks of this machine that the monitor refuses before anything
 // is spawned or written (the ranks' DDPDESK_* environment by the worker's own rules, a run
-// directory holding another run, a metrics file with nowhere to go), and what it lets through.
+// directory holding another run, a Fashion-MNIST task's missing files, a metrics file with
+// nowhere to go), and what it lets through.
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -85,6 +86,25 @@ class TestLocalStartCheck : public QObject {
     s.batch_size = 4;
     s.dataset_size = 100;  // the task's default before
     QVERIFY(localStartProblem(s, clean).startsWith(QLatin1String("invalid --dataset-size '100'")));
+  }
+
+  // A Fashion-MNIST task's files where the ranks would read them: DDPDESK_FMNIST_DIR or the
+  // system's (fmnist_files.h). A Slurm job's nodes have their own.
+  void aFashionMnistTaskNeedsItsFiles() {
+    RunSpec s;
+    s.task = "fmnist-cnn";
+    QProcessEnvironment env;
+    env.insert(QStringLiteral("DDPDESK_FMNIST_DIR"), tmp.filePath(QStringLiteral("none")));
+    QCOMPARE(localStartProblem(s, env),
+             QStringLiteral("Fashion-MNIST file not found: %1/train-images-idx3-ubyte.gz "
+                            "(install dataset-fashion-mnist, or set DDPDESK_FMNIST_DIR)")
+                 .arg(tmp.filePath(QStringLiteral("none"))));
+    s.task = "seed";
+    QCOMPARE(localStartProblem(s, env), QString());
+    s.task = "fmnist-mlp";
+    s.launcher = "slurm";
+    s.slurm_partition = "p";
+    QVERIFY(!localStartProblem(s, env).startsWith(QLatin1String("Fashion-MNIST")));
   }
 
   void aMetricsFileNeedsItsDirectory() {

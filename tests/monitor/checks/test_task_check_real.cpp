@@ -2,7 +2,8 @@
 // headless read it, and `ddpdesk --headless` refuses a user task whose model the worker rejects
 // (exit 2, the worker's words, nothing spawned or written). A user task made by
 // examples/make_user_task.py (synthetic data, small model) is checked when /usr/bin/python3 has
-// torch; otherwise that case is skipped.
+// torch, and one whose samples are too narrow for its model (the interpreter's reason kept in the
+// one line); otherwise those cases are skipped.
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -99,6 +100,37 @@ class TestTaskCheckReal : public QObject {
     QVERIFY(r.classification);
     QVERIFY2(taskCheckSummary(r).contains(QLatin1String(" train samples [")),
              qPrintable(taskCheckSummary(r)));
+  }
+
+  // Samples of the wrong width fail inside the TorchScript interpreter: the one line keeps the
+  // interpreter's reason (its last "RuntimeError: ..." line), not its opening line.
+  void aShapeMismatchSaysWhy() {
+    const QString script = QStringLiteral(DDPDESK_SOURCE_DIR "/examples/make_user_task.py");
+    QProcess py;
+    py.start(QStringLiteral("/usr/bin/python3"),
+             {script, "--out", tmp.filePath("narrow"), "--data", "synthetic", "--model", "small"});
+    if (!py.waitForFinished(kTimeout) || py.exitCode() != 0)
+      QSKIP("/usr/bin/python3 with torch could not make the example task");
+    // The example's 16 features cut to 7.
+    py.start(QStringLiteral("/usr/bin/python3"),
+             {"-c",
+              "import sys, torch; d = torch.load(sys.argv[1]); d['inputs'] = d['inputs'][:, :7]; "
+              "torch.save(d, sys.argv[2])",
+              tmp.filePath("narrow/train.pt"), tmp.filePath("narrow/wrongdim.pt")});
+    QVERIFY(py.waitForFinished(kTimeout) && py.exitCode() == 0);
+    RunSpec s;
+    s.task = "script";
+    s.model = tmp.filePath("narrow/model.pt").toStdString();
+    s.train_data = tmp.filePath("narrow/wrongdim.pt").toStdString();
+    const TaskCheckResult r = runTaskCheckNow(kWorker, s, kTimeout);
+    QCOMPARE(r.status, TaskCheckResult::Status::BadInput);
+    QVERIFY2(r.error.startsWith(
+                 QStringLiteral("invalid --model '%1': forward failed on samples "
+                                "of '%2': RuntimeError: mat1 and mat2 shapes "
+                                "cannot be multiplied (")
+                     .arg(QString::fromStdString(s.model), QString::fromStdString(s.train_data))),
+             qPrintable(r.error));
+    QVERIFY2(!r.error.contains(QLatin1Char('\n')), qPrintable(r.error));
   }
 };
 

@@ -196,6 +196,9 @@ class TestScriptRun : public QObject {
     ::kill(pid_t(p->processId()), SIGINT);
     const ProcessResult r = finishProcess(*p, kTimeoutMs);
     QVERIFY2(r.code == 130, qPrintable(r.err));
+    // Every rank spoke to the client: they agree on a step boundary.
+    QVERIFY2(r.err.contains(QLatin1String("stopping at the next step boundary")),
+             qPrintable(r.err));
     QVERIFY(QFileInfo::exists(runDir + QStringLiteral("/checkpoint.pt")));
     QFile status(runDir + QStringLiteral("/status.json"));
     QVERIFY(status.open(QIODevice::ReadOnly));
@@ -224,6 +227,33 @@ class TestScriptRun : public QObject {
     QCOMPARE(steps.size(), 32);
     for (int i = 0; i < steps.size(); ++i) QCOMPARE(steps[i], qint64(i + 1));
     QCOMPARE(stepLosses(runDir).at(1).size(), std::size_t(32));
+  }
+
+  // A script that never uses the client: headless names the interpreter and the script it
+  // started (not the worker), and Ctrl+C says what it does to them: SIGTERM, no step boundary.
+  void aScriptWithoutTheClientIsNamedAndToldSigterm() {
+    const QString script = home->filePath(QStringLiteral("sleepy.py"));
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("import time\nprint('step 1 loss=1.0', flush=True)\ntime.sleep(600)\n");
+    f.close();
+    auto p = startHeadless(
+        QStringLiteral(DDPDESK_BIN), workerBeside(), home->path(),
+        {"--task", "python", "--script", script, "--python", kPython, "--nproc", "2"});
+    QString err;
+    QVERIFY2(
+        waitForStderr(*p, QRegularExpression(QStringLiteral("pids [0-9 ]+\n")), &err, kTimeoutMs)
+            .hasMatch(),
+        qPrintable(err));
+    QVERIFY2(err.contains(QStringLiteral("started 2 rank(s) of %1 %2, pids ").arg(kPython, script)),
+             qPrintable(err));
+    ::kill(pid_t(p->processId()), SIGINT);
+    const ProcessResult r = finishProcess(*p, kTimeoutMs);
+    err += r.err;
+    QVERIFY2(err.contains(QLatin1String(
+                 "ddpdesk: asking the ranks to stop (SIGTERM; Ctrl+C again to kill them)")),
+             qPrintable(err));
+    QVERIFY2(!err.contains(QLatin1String("step boundary")), qPrintable(err));
   }
 
   // A rank killed from outside (the OOM killer): the run fails naming it, the other rank is
@@ -373,8 +403,13 @@ class TestScriptRun : public QObject {
         << "ddpdesk: invalid --python '" + script + "': is not an executable file";
     QTest::newRow("loss pattern without its group")
         << QStringList{"--task", "python", "--script", script, "--loss-pattern", "loss ([0-9.]+)"}
-        << "ddpdesk: invalid --loss-pattern 'loss ([0-9.]+)': must have a group named loss, "
-           "(?<loss>...)";
+        << "ddpdesk: invalid --loss-pattern 'loss ([0-9.]+)': has no group named loss, e.g. "
+           "loss=(?<loss>[0-9.eE+-]+)";
+    // Not compiling comes first: the group a broken expression lacks is no news.
+    QTest::newRow("loss pattern without its group that does not compile")
+        << QStringList{"--task", "python", "--script", script, "--loss-pattern", "loss=(\\d+"}
+        << "ddpdesk: invalid --loss-pattern 'loss=(\\d+': is no regular expression: missing "
+           "closing parenthesis at offset 9";
     QTest::newRow("loss pattern that does not compile")
         << QStringList{"--task", "python", "--script", script, "--loss-pattern", "(?<loss>[0-9"}
         << "ddpdesk: invalid --loss-pattern '(?<loss>[0-9': is no regular expression: missing "

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "fmnist_files.h"
 #include "local/script_rank.h"
 #include "metrics/output_loss.h"
 #include "run/run_directory.h"
@@ -131,6 +132,11 @@ QString localStartProblem(const RunSpec& spec, const QProcessEnvironment& rankEn
     return held.c_str();
   });
   if (!settings.ok()) return QString::fromStdString(settings.error);
+  // The Fashion-MNIST files, where the ranks would look for them (fmnist_files.h). A Slurm job's
+  // nodes look in their own file system.
+  if (uses_fmnist(spec) && !spec.is_slurm())
+    if (const std::string missing = fmnist_missing(settings.settings.fmnist_dir); !missing.empty())
+      return QString::fromStdString(missing);
 
   // A run whose monitor is alive (here or on a machine sharing the directory) is its monitor's:
   // a second set of ranks there would fight the first over checkpoints and metrics.

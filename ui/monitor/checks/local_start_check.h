@@ -2,6 +2,7 @@
 // is spawned or anything written, so that it is one line and exit 2 instead of a run directory,
 // a failed history entry and a rank's exit code:
 // - the DDPDESK_* environment the ranks would get, by the worker's own rules (worker_settings.h);
+// - a Fashion-MNIST task's files, where the ranks would read them (fmnist_files.h);
 // - a run directory that already holds another run (its spec.json): a new run there would mix
 //   its record, metrics and checkpoints into the old one's; resuming that run is the way on;
 // - a run directory that cannot be made or written (a file in the way, a read-only file system,

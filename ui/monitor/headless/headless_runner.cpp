@@ -15,6 +15,7 @@
 #include "headless/progress_printer.h"
 #include "headless/signal_notifier.h"
 #include "headless/system_text.h"
+#include "local/script_rank.h"
 #include "metrics/metrics_store.h"
 #include "metrics/straggler_watch.h"
 #include "run/end_command.h"
@@ -72,6 +73,29 @@ void printSummary(const RunController& c, const StragglerWatch& stragglers) {
   std::fflush(stdout);
 }
 
+bool isScriptRun(const RunController& c) {
+  const TaskInfo* task = find_task(c.spec().task);
+  return task && task->python_script;
+}
+
+// What the ranks run: the worker, or a script run's interpreter and script (scriptRank's rule).
+QString rankProgramText(const RunController& c) {
+  if (!isScriptRun(c)) return c.workerProgram();
+  const ScriptRank rank = scriptRank(c.spec(), c.runDirectory(), QString());
+  return rank.arguments.isEmpty() ? rank.program
+                                  : rank.program + QLatin1Char(' ') + rank.arguments.first();
+}
+
+// What a stop does: the worker and a script using ddpdesk's client agree on a step boundary
+// with the other ranks; a script rank that never spoke to the client just gets SIGTERM.
+QString stopLine(const RunController& c) {
+  bool allConnected = true;
+  for (const auto& r : c.ranks()) allConnected = allConnected && r.connected;
+  if (isScriptRun(c) && !allConnected)
+    return QStringLiteral("asking the ranks to stop (SIGTERM; Ctrl+C again to kill them)");
+  return QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)");
+}
+
 // `attachDir` empty: start the run in `spec`; else follow the run in that directory.
 int runController(const RunSpec& spec, const QString& attachDir) {
   RunController controller;
@@ -120,8 +144,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
     }
     if (signalled == 0) {
       signalled = signo;
-      printHeadlessMessage(
-          QStringLiteral("stopping at the next step boundary (Ctrl+C again to kill the ranks)"));
+      printHeadlessMessage(stopLine(controller));
       controller.noteStopSignal(signo);
       controller.stop();
     } else {
@@ -206,7 +229,7 @@ int runController(const RunSpec& spec, const QString& attachDir) {
       printHeadlessMessage(QStringLiteral("run directory %1").arg(controller.runDirectory()));
       printHeadlessMessage(QStringLiteral("started %1 rank(s) of %2, pids %3")
                                .arg(controller.worldSize())
-                               .arg(controller.workerProgram(), pids.join(QLatin1Char(' '))));
+                               .arg(rankProgramText(controller), pids.join(QLatin1Char(' '))));
     }
   }
   // A rank that fails at once can end the run before the loop starts; exit() would be lost.

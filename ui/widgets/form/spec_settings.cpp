@@ -70,6 +70,10 @@ std::optional<RunSpec> loadLastSpec() {
   return r.spec;
 }
 
+RunSpec openingSpec() {
+  return loadLastSpec().value_or(newcomerSpec());
+}
+
 void saveLastSpec(const RunSpec& spec) {
   RunSpec kept = spec;
   kept.resume.clear();  // a resume is a one-off action, not a setting to start with next time

@@ -31,5 +31,7 @@ RunSpec newcomerSpec();
 // The last spec the user started (or had in the form when the window closed), without `resume`.
 std::optional<RunSpec> loadLastSpec();
 void saveLastSpec(const RunSpec& spec);
+// The spec the window opens on: the last one, else newcomerSpec().
+RunSpec openingSpec();
 
 }  // namespace ddpdesk

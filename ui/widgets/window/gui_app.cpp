@@ -5,9 +5,13 @@
 #include <csignal>
 #include <iostream>
 
+#include "checks/pre_start_check.h"
 #include "form/run_spec_form.h"
+#include "form/spec_settings.h"
 #include "headless/command_line.h"
+#include "headless/headless_message.h"
 #include "headless/signal_notifier.h"
+#include "run/run_controller.h"
 #include "slurm/login_resume.h"
 #include "window/gui_args.h"
 #include "window/main_window.h"
@@ -56,6 +60,10 @@ int runGui(int argc, char** argv) {
     std::cerr << "ddpdesk: --queue and --sweep run in the terminal: add --headless\n";
     return 2;
   }
+  // Plain flags change just their fields of the spec the window would open on; --config and
+  // --resume give a whole spec (the file's, the resumed run's), as in the terminal.
+  if (const RunSpec opening = openingSpec(); validate(opening).empty())
+    cli.specFlags().set_base_spec(opening);
   RunSpec spec;
   // --resume ssh://… : the spec is read from the run's directory on the cluster first.
   const auto problems = buildSpecFromCommandLine(cli.specFlags(), &spec);
@@ -63,7 +71,18 @@ int runGui(int argc, char** argv) {
     for (const auto& p : problems) std::cerr << "ddpdesk: " << p << "\n";
     return 2;
   }
-  // Flags or a config given on the command line win over the remembered spec.
+  // A resume names a run directory or checkpoint that must be there and fit: the checks the
+  // terminal makes before it starts, made before the window opens, with the same one line.
+  if (!spec.resume.empty()) {
+    const PreStartVerdict verdict =
+        checkBeforeStartNow(spec, RunController::defaultWorkerProgram());
+    if (!verdict.warning.isEmpty())
+      printHeadlessMessage(QStringLiteral("warning: ") + verdict.warning);
+    if (!verdict.ok()) {
+      printHeadlessMessage(verdict.problem);
+      return 2;
+    }
+  }
   const bool given = cli.specGiven();
   const bool start = cli.start() && !cli.attaching();
   const std::string attach = cli.attach();

@@ -203,7 +203,7 @@ MainWindow::MainWindow(QWidget* parent)
 
   // The state it opens in.
   queueActions_->load();
-  form_->setSpec(loadLastSpec().value_or(newcomerSpec()));
+  form_->setSpec(openingSpec());
   history_->refresh();
   actions_->update();
   refresh_->refreshNow();
