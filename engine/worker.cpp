@@ -1,6 +1,5 @@
 #include "worker.h"
 
-#include <dlfcn.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -9,37 +8,30 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 
-#include <torch/cuda.h>
-#include <torch/version.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "communicator.h"
 #include "exit_record.h"
-#include "gemm_backend.h"
 #include "gpu_memory.h"
-#include "nvml_gpu.h"
 #include "rank_env.h"
 #include "resume.h"
 #include "run_layout.h"
 #include "run_spec.h"
-#include "signal_repeat.h"
 #include "spec_flags.h"
 #include "stop_signals.h"
 #include "task.h"
 #include "telemetry.h"
 #include "torch_message.h"
 #include "trainer.h"
+#include "worker_probe.h"
 #include "worker_settings.h"
 
-#ifdef DDPDESK_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
 
 namespace ddpdesk {
 namespace {
@@ -47,104 +39,24 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_stop_signal{0};  // the signal that asked for the stop, for the exit record
 
-// On the stop-signal thread (stop_signals.h), never in a signal handler: the first signal asks
-// for a coordinated stop; a second one means "now".
-// The signal is recorded before the stop flag is set, so whoever sees the flag sees which signal.
-// The process that started this rank (the monitor, torchrun's agent, slurmstepd), from main's
-// first lines: a launcher asks a rank to stop once and then kills it, never signals it twice.
-std::atomic<pid_t> g_parent_at_start{0};
+// Made in main's first lines, with the process that started the rank; used on the stop-signal
+// thread only (stop_signals.h), never in a signal handler.
+std::optional<StopRequests> g_requests;
 
-// On the stop-signal thread. The first stop signal asks for a graceful stop (a checkpoint at the
-// next step boundary); a second one exits at once (128 + the signal), unless it is the same
-// request delivered again: a repeat from the process that started the rank (Linux sends the
-// parent-death SIGTERM once for each of a dying parent's threads that hands the rank on: a window
-// killed outright sent two, and the second lost the run mid-checkpoint), or the same signal
-// within moments (signal_repeat.h).
+// The first stop signal asks for a coordinated stop (a checkpoint at the next step boundary); a
+// second request means "now"; the same one delivered again means nothing (StopRequests). The
+// signal is recorded before the stop flag is set, so whoever sees the flag sees which signal.
 void on_stop_signal(int sig, pid_t sender) {
-  static std::int64_t last_ns[NSIG] = {};
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const std::int64_t ns = std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-  const bool repeat = is_same_signal(last_ns[sig], ns);
-  last_ns[sig] = ns;
-  if (g_stop_signal.load() != 0) {
-    if (repeat || (sender != 0 && sender == g_parent_at_start.load())) return;
-    _exit(128 + sig);
+  switch (g_requests->take(sig, sender, monotonic_ns())) {
+    case StopRequests::Action::Stop:
+      g_stop_signal = sig;
+      g_stop = true;
+      return;
+    case StopRequests::Action::ExitNow:
+      _exit(128 + sig);
+    case StopRequests::Action::Repeat:
+      return;
   }
-  g_stop_signal = sig;
-  g_stop = true;
-}
-
-// OpenBLAS's name for the kernel set it runs ("Haswell", "SkylakeX", ...), "" for another BLAS.
-// LibTorch links the system's BLAS; when that is OpenBLAS the symbol is in the process.
-std::string openblas_core() {
-  using CoreName = char* (*)();
-  auto fn = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  const char* name = fn != nullptr ? fn() : nullptr;
-  return name != nullptr ? name : "";
-}
-
-// Whether this build's LibTorch has CUDA at all: a CUDA LibTorch's libtorch.so loads
-// libtorch_cuda.so with it (PyTorch's wheels and archives); Debian's is CPU-only and has none.
-bool libtorch_has_cuda() {
-  void* lib = dlopen("libtorch_cuda.so", RTLD_LAZY | RTLD_NOLOAD);
-  if (lib != nullptr) dlclose(lib);  // NOLOAD took a reference of its own
-  return lib != nullptr;
-}
-
-nlohmann::json probe() {
-  nlohmann::json j;
-  j["torch_version"] = TORCH_VERSION;
-  j["gloo"] = gloo_available();
-  j["nccl"] = nccl_available();
-  const bool cuda = torch::cuda::is_available();
-  j["cuda_available"] = cuda;
-  j["cuda_built"] = libtorch_has_cuda();
-  // Why there is no `cuda` device, for the Device list and a refused CUDA run.
-  if (!cuda)
-    j["cuda_missing"] =
-        libtorch_has_cuda()
-            ? "no CUDA device: LibTorch has CUDA but finds no GPU (the NVIDIA driver, or "
-              "CUDA_VISIBLE_DEVICES)"
-            : "this build's LibTorch " TORCH_VERSION
-              " has no CUDA (Debian's is CPU-only): build against a CUDA PyTorch (docs/gpu.md)";
-  const int n = cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
-  j["device_count"] = n;
-  nlohmann::json names = nlohmann::json::array(), memory = nlohmann::json::array();
-#ifdef DDPDESK_HAVE_CUDA
-  for (int i = 0; i < n; ++i) {
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    names.push_back(prop.name);
-    memory.push_back(static_cast<std::uint64_t>(prop.totalGlobalMem));
-  }
-#endif
-  j["devices"] = names;
-  j["device_memory_bytes"] = memory;  // each device's total memory, as `devices`
-  // The GPUs the driver sees, whatever this LibTorch has: a Python script's ranks use them
-  // through their own PyTorch.
-  const NvmlGpu::Devices driver = NvmlGpu::list();
-  j["nvml_devices"] = driver.names;
-  j["nvml_device_memory_bytes"] = driver.memory_bytes;
-  if (!driver.why.empty()) j["nvml_missing"] = driver.why;
-  // The BLAS kernel set matters for CPU speed (OPENBLAS_CORETYPE can pin a slower one), unless
-  // the matrix products run on oneDNN (gemm).
-  j["openblas_core"] = openblas_core();
-  j["gemm"] = gemm_backend();
-  return j;
-}
-
-// The rank's GPU as NVML names it, for the system sampler: CUDA's device numbers need not match
-// NVML's (CUDA_VISIBLE_DEVICES, CUDA's own device order), its PCI bus id does. Empty on CPU.
-std::string pci_bus_id(const torch::Device& d) {
-#ifdef DDPDESK_HAVE_CUDA
-  char id[64] = {0};
-  if (d.is_cuda() && d.index() >= 0 &&
-      cudaDeviceGetPCIBusId(id, sizeof id, d.index()) == cudaSuccess)
-    return id;
-#endif
-  (void)d;
-  return {};
 }
 
 std::string hostname() {
@@ -253,7 +165,7 @@ void record_exit(const std::string& run_dir, const RankEnv& e, const std::string
 int worker_main(int argc, char** argv) {
   // Before anything can start a thread: every thread the rank ever has inherits the block.
   block_stop_signals();
-  g_parent_at_start = getppid();
+  g_requests.emplace(getppid());
   CLI::App app{"ddpdesk-worker: one rank of a ddpdesk data-parallel training run",
                "ddpdesk-worker"};
   SpecFlags flags(app, /*with_nproc=*/false);

@@ -5,8 +5,11 @@
 #include <signal.h>
 
 #include <csignal>
+#include <ctime>
 #include <thread>
 #include <utility>
+
+#include "signal_repeat.h"
 
 namespace ddpdesk {
 namespace {
@@ -48,6 +51,24 @@ void take_stop_signals(std::function<void(int, pid_t)> on_signal) {
       if (sig > 0) on_signal(sig, info.si_code == SI_USER ? info.si_pid : 0);
     }
   }).detach();
+}
+
+StopRequests::Action StopRequests::take(int signal, pid_t sender, std::int64_t now_ns) {
+  std::int64_t& last = last_ns_[signal > 0 && signal < 65 ? signal : 0];
+  const bool again = is_same_signal(last, now_ns);
+  last = now_ns;
+  if (!stopping_) {
+    stopping_ = true;
+    return Action::Stop;
+  }
+  if (again || (sender != 0 && sender == parent_)) return Action::Repeat;
+  return Action::ExitNow;
+}
+
+std::int64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
 }  // namespace ddpdesk

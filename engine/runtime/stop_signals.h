@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 
 namespace ddpdesk {
@@ -27,6 +28,28 @@ void unblock_stop_signals();
 // block_stop_signals() are taken first; ones ignored (SIG_IGN inherited through exec) are taken
 // from here on. Once only.
 void take_stop_signals(std::function<void(int signal, pid_t sender)> on_signal);
+
+// What a rank makes of each stop signal it takes: the first asks for a graceful stop, a later one
+// for an exit at once, and the same request delivered again is neither: a repeat from the
+// process that started the rank (a launcher asks once, then kills; Linux sends the parent-death
+// SIGTERM once for each of a dying parent's threads that hands the rank on: a window killed
+// outright sent two, and exiting on the second lost the run mid-checkpoint), or the same signal
+// within moments (signal_repeat.h). Not thread-safe: the taking thread's.
+class StopRequests {
+ public:
+  enum class Action { Stop, ExitNow, Repeat };
+  explicit StopRequests(pid_t parent) : parent_(parent) {}
+  // `sender`: as take_stop_signals() gives it; `now_ns`: monotonic_ns().
+  Action take(int signal, pid_t sender, std::int64_t now_ns);
+
+ private:
+  pid_t parent_;
+  bool stopping_ = false;
+  std::int64_t last_ns_[65] = {};  // per signal number (SIGINT, SIGTERM)
+};
+
+// CLOCK_MONOTONIC in nanoseconds.
+std::int64_t monotonic_ns();
 
 // The name the taking thread has in /proc/<pid>/task/<tid>/comm.
 inline constexpr const char* kStopSignalThreadName = "ddpdesk-signals";

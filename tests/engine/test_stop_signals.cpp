@@ -100,6 +100,25 @@ TEST(StopSignals, TheSenderIsNamed) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << describe(status);
 }
 
+// The first stop signal stops; the same request delivered again (the same signal within half a
+// second, or a repeat from the rank's parent) is nothing; a later one from anyone else exits.
+TEST(StopSignals, StopRequestsTellARepeatFromASecondRequest) {
+  using A = StopRequests::Action;
+  constexpr std::int64_t ms = 1'000'000;
+  StopRequests r(/*parent=*/100);
+  EXPECT_EQ(r.take(SIGTERM, 100, 1000 * ms), A::Stop);
+  EXPECT_EQ(r.take(SIGTERM, 100, 1001 * ms), A::Repeat);  // the parent-death signal again
+  EXPECT_EQ(r.take(SIGTERM, 100, 5000 * ms), A::Repeat);  // from the parent, however late
+  EXPECT_EQ(r.take(SIGINT, 300, 6000 * ms), A::ExitNow);  // a person's second request
+  StopRequests t(100);
+  EXPECT_EQ(t.take(SIGINT, 0, 1000 * ms), A::Stop);
+  EXPECT_EQ(t.take(SIGINT, 0, 1400 * ms), A::Repeat);   // one Ctrl+C delivered twice
+  EXPECT_EQ(t.take(SIGINT, 0, 1950 * ms), A::ExitNow);  // Ctrl+C again
+  StopRequests u(100);
+  EXPECT_EQ(u.take(SIGTERM, 0, 1000 * ms), A::Stop);
+  EXPECT_EQ(u.take(SIGINT, 0, 1001 * ms), A::ExitNow);  // another signal is no repeat
+}
+
 // The Slurm batch script starts ranks with both signals ignored until they can take them (an
 // ignored signal that is not blocked is discarded when sent): once the taking thread runs, they
 // reach it.
