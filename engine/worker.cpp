@@ -32,7 +32,6 @@
 #include "worker_probe.h"
 #include "worker_settings.h"
 
-
 namespace ddpdesk {
 namespace {
 
